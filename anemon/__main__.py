@@ -1,0 +1,3 @@
+from anemon.cli import main
+
+raise SystemExit(main())

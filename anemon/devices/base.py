@@ -1,0 +1,111 @@
+"""The Device interface the controller and `watch --device` drive, and its typed errors.
+
+Each backend is a set of capabilities: install, launch with environment, terminate, follow
+(mirror) a file in the app's container, read host-side telemetry. All of it is asyncio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from anemon.errors import AnemonError
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """What the host can tell about an attached device."""
+
+    kind: str
+    """The backend: "sim", "devicectl", "pymobiledevice3"."""
+    udid: str
+    name: str
+    os: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Telemetry:
+    """Host-side readings (never thermal state: only the app can read that)."""
+
+    battery: float | None = None
+    """Percent 0-100."""
+    charging: bool | None = None
+    plugged: bool | None = None
+    temperature_c: float | None = None
+    """Battery temperature, the host's only proxy for heat."""
+    free_gb: float | None = None
+    total_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogGap:
+    """An item of a log follow: the device or the file became unreachable, or came back."""
+
+    state: str
+    """"begin" or "end"."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LogReset:
+    """An item of a log follow: the container file was replaced by another log."""
+
+    reason: str
+
+
+LogItem = str | LogGap | LogReset
+"""A complete log line (without its newline), or a gap/reset marker."""
+
+
+class DeviceError(AnemonError):
+    """A device operation failed; `transient` says whether retrying later may succeed."""
+
+    title = "Device error"
+    exit_status = 1
+
+    def __init__(self, message: str, *, transient: bool = False, code: int | None = None):
+        super().__init__(message)
+        self.transient = transient
+        self.code = code
+
+
+class LaunchRefused(DeviceError):
+    """The device refused to launch the app (CoreDeviceError 10002 and friends)."""
+
+    title = "Launch refused"
+
+
+class DeviceGone(DeviceError):
+    """The device went away (unplugged, connection invalidated): reconnect."""
+
+    title = "Device unreachable"
+
+
+class Device(Protocol):
+    """What every backend offers; a capability a backend lacks raises DeviceError."""
+
+    kind: str
+
+    async def connect(self) -> DeviceInfo: ...
+
+    async def install(self, app: Path) -> None: ...
+
+    async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
+        """Start the app with this environment; the pid. Raises LaunchRefused."""
+        ...
+
+    async def terminate(self, pid: int) -> None: ...
+
+    def follow_log(self, bundle: str, path: str, mirror: Path) -> AsyncIterator[list[LogItem]]:
+        """Batches of new lines of the container file `path`, mirrored locally to `mirror`.
+
+        Every complete line exactly once; ends when the iterator is closed.
+        """
+        ...
+
+    async def telemetry(self) -> Telemetry | None: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,229 @@
+"""The events that flow from sources through the Session to the views and the recording.
+
+Every event carries `t` (seconds since the session began, monotonic), `wall` (epoch seconds),
+`arm` (or None) and `source`. The record kinds mirror the line protocol; the others are the
+controller's, the operator's and the host's (DESIGN.md "Events").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar
+
+THERMAL_NAMES = ("nominal", "fair", "serious", "critical")
+"""ProcessInfo.thermalState names, indexed by their numeric value."""
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+def thermal_name(value: int | None) -> str | None:
+    """The name of a numeric thermal state (None stays None)."""
+    return None if value is None else THERMAL_NAMES[value]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """What every event has."""
+
+    kind: ClassVar[str] = "event"
+    t: float
+    """Seconds since the session began."""
+    wall: float
+    """Epoch seconds when it happened (or was read)."""
+    arm: str | None = None
+    """The arm it belongs to, if any."""
+    source: str = ""
+    """Where it came from: a file name, a device, "controller", "operator"."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordEvent(Event):
+    """A line of the bench log (line-protocol.md)."""
+
+    line: str = ""
+    """The raw line as it came (shown literally in the log panel)."""
+    tag: str | None = None
+    app_t: float | None = None
+    """The record's own `t=`: seconds since the arm's process started."""
+    extra: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Keys the protocol does not know, kept as text."""
+    warnings: int = 0
+    """Known keys whose values did not parse."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartEvent(RecordEvent):
+    kind: ClassVar[str] = "start"
+    model: str | None = None
+    compute: str | None = None
+    bits: str | None = None
+    bundle: str | None = None
+    os: str | None = None
+    free_gb: float | None = None
+    mode: str | None = None
+    p: int | None = None
+    g: int | None = None
+    n: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadEvent(RecordEvent):
+    kind: ClassVar[str] = "load"
+    load_s: float | None = None
+    cold: bool | None = None
+    footprint_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrialEvent(RecordEvent):
+    kind: ClassVar[str] = "trial"
+    trial: int | None = None
+    warmup: bool = False
+    prompt_tokens: int | None = None
+    prompt_tps: float | None = None
+    decode_tps: float | None = None
+    gen: int | None = None
+    battery: float | None = None
+    """Percent 0-100 (fractions are scaled on parsing; -1 becomes None)."""
+    battery_state: str | None = None
+    thermal: int | None = None
+    """0 nominal, 1 fair, 2 serious, 3 critical."""
+    free_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdleEvent(RecordEvent):
+    kind: ClassVar[str] = "idle"
+    thermal: int | None = None
+    battery: float | None = None
+    battery_state: str | None = None
+    free_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndEvent(RecordEvent):
+    kind: ClassVar[str] = "end"
+    reason: str | None = None
+    trials: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorEvent(RecordEvent):
+    kind: ClassVar[str] = "error"
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextEvent(RecordEvent):
+    """Any other line: kept, shown, recorded and counted."""
+
+    kind: ClassVar[str] = "text"
+
+
+PHASES = (
+    "idle",
+    "installing",
+    "launching",
+    "loading",
+    "warmup",
+    "running",
+    "cooling",
+    "done",
+    "aborted",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseEvent(Event):
+    """The controller moved to another phase (one of PHASES)."""
+
+    kind: ClassVar[str] = "phase"
+    phase: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CooldownEvent(Event):
+    """Progress of a cooldown gate (protocol v2: min_s, until thermal, capped at cap_s)."""
+
+    kind: ClassVar[str] = "cooldown"
+    elapsed_s: float
+    min_s: float
+    cap_s: float
+    until: str
+    """Target thermal name, or "none" (time alone)."""
+    thermal: int | None = None
+    basis: str = "time"
+    """Where the thermal reading came from: "app", "host" or "time"."""
+    done: bool = False
+    reason: str = ""
+    """Why it ended: "cool", "cap", "min", "skipped"."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarkerEvent(Event):
+    """An operator's note."""
+
+    kind: ClassVar[str] = "marker"
+    note: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GapEvent(Event):
+    """The device or the mirror became unreachable (state "begin") or came back ("end")."""
+
+    kind: ClassVar[str] = "gap"
+    state: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResetEvent(Event):
+    """The mirrored log was replaced by another log; what follows is read from its start."""
+
+    kind: ClassVar[str] = "reset"
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TelemetryEvent(Event):
+    """Host-side readings from the device backend (the host cannot read thermal state)."""
+
+    kind: ClassVar[str] = "telemetry"
+    battery: float | None = None
+    battery_state: str | None = None
+    temperature_c: float | None = None
+    free_gb: float | None = None
+    total_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownEvent(Event):
+    """A recorded kind this version does not know: kept and written back as it was."""
+
+    kind: ClassVar[str] = "unknown"
+    name: str
+    fields: Mapping[str, object] = field(default_factory=lambda: _EMPTY)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        StartEvent,
+        LoadEvent,
+        TrialEvent,
+        IdleEvent,
+        EndEvent,
+        ErrorEvent,
+        TextEvent,
+        PhaseEvent,
+        CooldownEvent,
+        MarkerEvent,
+        GapEvent,
+        ResetEvent,
+        TelemetryEvent,
+    )
+}
+"""Known kinds by their recorded name."""

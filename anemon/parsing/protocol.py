@@ -1,0 +1,187 @@
+"""The bench log line protocol, version 1: every line becomes exactly one event; nothing raises.
+
+Grammar (spec/line-protocol.md): `[ISO-8601 timestamp] [[tag]] KIND key=value ...`, a line
+containing `ERROR:` is an error record, anything else is a text record.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from anemon.events import (
+    EndEvent,
+    ErrorEvent,
+    Event,
+    IdleEvent,
+    LoadEvent,
+    RecordEvent,
+    StartEvent,
+    TextEvent,
+    TrialEvent,
+)
+from anemon.parsing import values as v
+
+Converter = Callable[[str], Any]
+
+_COMMON: dict[str, tuple[str, Converter]] = {"tag": ("tag", str), "t": ("app_t", v.to_float)}
+_SCHEMAS: dict[str, tuple[type[RecordEvent], dict[str, tuple[str, Converter]]]] = {
+    "START": (
+        StartEvent,
+        {
+            "model": ("model", str),
+            "compute": ("compute", str.lower),
+            "bits": ("bits", str),
+            "bundle": ("bundle", str),
+            "os": ("os", str),
+            "free_gb": ("free_gb", v.to_float),
+            "mode": ("mode", str.lower),
+            "p": ("p", v.to_int),
+            "g": ("g", v.to_int),
+            "n": ("n", v.to_int),
+        },
+    ),
+    "LOAD": (
+        LoadEvent,
+        {
+            "load_s": ("load_s", v.to_float),
+            "cold": ("cold", v.to_bool),
+            "footprint_gb": ("footprint_gb", v.to_float),
+        },
+    ),
+    "TRIAL": (
+        TrialEvent,
+        {
+            "trial": ("trial", v.to_int),
+            "warmup": ("warmup", v.to_bool),
+            "prompt_tokens": ("prompt_tokens", v.to_int),
+            "prompt_tps": ("prompt_tps", v.to_float),
+            "decode_tps": ("decode_tps", v.to_float),
+            "gen": ("gen", v.to_int),
+            "battery": ("battery", v.to_battery),
+            "battery_state": ("battery_state", v.to_battery_state),
+            "thermal": ("thermal", v.to_thermal),
+            "free_gb": ("free_gb", v.to_float),
+        },
+    ),
+    "IDLE": (
+        IdleEvent,
+        {
+            "thermal": ("thermal", v.to_thermal),
+            "battery": ("battery", v.to_battery),
+            "battery_state": ("battery_state", v.to_battery_state),
+            "free_gb": ("free_gb", v.to_float),
+        },
+    ),
+    "END": (EndEvent, {"reason": ("reason", str), "trials": ("trials", v.to_int)}),
+}
+for _cls, _schema in _SCHEMAS.values():
+    _schema.update(_COMMON)
+
+_TIMESTAMP = re.compile(
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?:\s+|$)", re.ASCII
+)
+_TAG = re.compile(r"\[[^\]\s]*\](?:\s+|$)")
+# A token is key="quoted \" value", key=bare, or a bare word without '='.
+_TOKEN = re.compile(r'([^\s=]+)=(?:"((?:[^"\\]|\\.)*)"|([^\s"]*))|(\S+)')
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def split_prefix(line: str) -> tuple[float | None, str]:
+    """Strip an optional leading timestamp and one bracketed tag; return (epoch or None, rest)."""
+    wall = None
+    if line[:1].isdigit() and (match := _TIMESTAMP.match(line)):
+        wall = _parse_timestamp(match.group(1))
+        line = line[match.end() :]
+    if line[:1] == "[" and (match := _TAG.match(line)):
+        line = line[match.end() :]
+    return wall, line
+
+
+def _parse_timestamp(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text.replace(",", ".")).timestamp()
+    except ValueError:
+        return None
+
+
+def split_pairs(text: str) -> dict[str, str]:
+    """`key=value ...` into a dict (last key wins); words without `=` are kept with value ""."""
+    if '"' not in text:
+        # Fast path: no quoting, so whitespace and the first '=' delimit everything.
+        return {key: value for key, _, value in (word.partition("=") for word in text.split())}
+    pairs: dict[str, str] = {}
+    for key, quoted, bare, word in _TOKEN.findall(text):
+        if word:
+            pairs[word] = ""
+        else:
+            pairs[key] = _UNESCAPE.sub(r"\1", quoted) if quoted else bare
+    return pairs
+
+
+class LineParser:
+    """Parses lines in order, remembering the arm of the launch in progress."""
+
+    def __init__(self, source: str = "") -> None:
+        self.source = source
+        self.current_arm: str | None = None
+        self.warnings = 0
+        """Known values that did not parse, over every line so far."""
+
+    def reset(self) -> None:
+        """A new log begins: forget the launch in progress."""
+        self.current_arm = None
+
+    def parse(self, line: str, *, t: float, wall: float) -> Event:
+        """One line (without its newline) into one event; `wall` is replaced by a line timestamp."""
+        line = line.rstrip("\r\n")
+        stamp, body = split_prefix(line)
+        if stamp is not None:
+            wall = stamp
+        head, _, rest = body.partition(" ")
+        if "ERROR:" in body:
+            return self._error(line, body, t=t, wall=wall)
+        schema = _SCHEMAS.get(head.upper())
+        if schema is None:
+            return TextEvent(t=t, wall=wall, arm=self.current_arm, source=self.source, line=line)
+        return self._record(line, schema, split_pairs(rest), t=t, wall=wall)
+
+    def _record(self, line, schema, pairs: dict[str, str], *, t: float, wall: float) -> Event:
+        cls, known = schema
+        fields: dict[str, Any] = {}
+        extra: dict[str, str] = {}
+        warnings = 0
+        arm = pairs.pop("arm", None) or None
+        for key, text in pairs.items():
+            spec = known.get(key)
+            if spec is None:
+                extra[key] = text
+                continue
+            value = spec[1](text)
+            if value is None:
+                warnings += not (key == "battery" and v.is_unknown_battery(text))
+            else:
+                fields[spec[0]] = value
+        return self._make(cls, line, arm, fields, extra, warnings, t=t, wall=wall)
+
+    def _error(self, line: str, body: str, *, t: float, wall: float) -> Event:
+        before, _, message = body.partition("ERROR:")
+        pairs = {k: val for k, val in split_pairs(before).items() if val}
+        arm = pairs.pop("arm", None) or None
+        tag = pairs.pop("tag", None)
+        fields = {"message": message.strip(), "tag": tag}
+        return self._make(ErrorEvent, line, arm, fields, pairs, 0, t=t, wall=wall)
+
+    def _make(self, cls, line, arm, fields, extra, warnings, *, t: float, wall: float) -> Event:
+        if arm is None:
+            arm = self.current_arm
+        else:
+            self.current_arm = arm
+        self.warnings += warnings
+        if extra:
+            fields["extra"] = extra
+        return cls(
+            t=t, wall=wall, arm=arm, source=self.source, line=line, warnings=warnings, **fields
+        )

@@ -1,0 +1,81 @@
+"""The one stream of events: stamps them, stores them in the Session, records them, fans out.
+
+Sources (mirror tail, device console, simulator, replay) push here; views and the controller
+subscribe. Nothing here knows whether the session is live or replayed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from anemon.events import Event, ResetEvent
+from anemon.parsing import LineParser
+from anemon.recording.writer import Recorder
+from anemon.store import Session
+
+Listener = Callable[[Event], None]
+
+
+class SessionClock:
+    """Session time: monotonic seconds since the session began, and the wall clock."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+
+    def t(self) -> float:
+        return time.monotonic() - self._start
+
+    def wall(self) -> float:
+        return time.time()
+
+
+class Pipeline:
+    """Every event goes through `emit`: into the Session, the recording, then each listener."""
+
+    def __init__(
+        self,
+        session: Session | None = None,
+        recorder: Recorder | None = None,
+        clock: SessionClock | None = None,
+    ) -> None:
+        self.session = session if session is not None else Session()
+        self.recorder = recorder
+        self.clock = clock or SessionClock()
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def emit(self, event: Event) -> None:
+        self.session.add(event)
+        if self.recorder is not None:
+            self.recorder.write(event)
+        for listener in self._listeners:
+            listener(event)
+
+    def stamp(self) -> tuple[float, float]:
+        """(t, wall) for an event happening now."""
+        return self.clock.t(), self.clock.wall()
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+
+
+class LineFeed:
+    """Turns lines from a live source into events on a pipeline (a reset starts a new log)."""
+
+    def __init__(self, pipeline: Pipeline, source: str) -> None:
+        self.pipeline = pipeline
+        self.parser = LineParser(source)
+
+    def feed(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            t, wall = self.pipeline.stamp()
+            self.pipeline.emit(self.parser.parse(line, t=t, wall=wall))
+
+    def reset(self, reason: str) -> None:
+        self.parser.reset()
+        t, wall = self.pipeline.stamp()
+        self.pipeline.emit(ResetEvent(t=t, wall=wall, source=self.parser.source, reason=reason))

@@ -1,0 +1,80 @@
+"""Events to and from the JSON objects of a recording line."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from anemon.events import EVENT_TYPES, THERMAL_NAMES, Event, UnknownEvent, thermal_name
+
+_THERMAL_FIELDS = frozenset({"thermal"})
+_OMIT = frozenset({"source"})
+
+
+@cache
+def _field_names(cls: type[Event]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def to_record(event: Event) -> dict[str, Any]:
+    """The JSON object of one event; thermal values are written as names, as the spec reads."""
+    if isinstance(event, UnknownEvent):
+        return {"kind": event.name, **event.fields}
+    record: dict[str, Any] = {"kind": event.kind}
+    for name in _field_names(type(event)):
+        value = getattr(event, name)
+        if name in _THERMAL_FIELDS:
+            value = thermal_name(value)
+        elif name == "extra":
+            value = dict(value) if value else None
+        if (value is not None and value != "" and name not in _OMIT) or name in (
+            "t",
+            "wall",
+            "arm",
+        ):
+            record[name] = value
+    return record
+
+
+def from_record(record: Mapping[str, Any], source: str = "") -> Event:
+    """An event from a recorded object; unknown kinds and fields are kept, never dropped."""
+    kind = record.get("kind")
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    t = _number(record.get("t"))
+    wall = _number(record.get("wall"))
+    arm = record.get("arm") if isinstance(record.get("arm"), str) else None
+    if cls is None:
+        rest = {k: val for k, val in record.items() if k not in ("kind", "t", "wall", "arm")}
+        return UnknownEvent(t=t, wall=wall, arm=arm, source=source, name=str(kind), fields=rest)
+    names = set(_field_names(cls))
+    kwargs: dict[str, Any] = {}
+    unknown: dict[str, str] = {}
+    for key, value in record.items():
+        if key in ("kind", "t", "wall", "arm"):
+            continue
+        if key in names:
+            kwargs[key] = _thermal(value) if key in _THERMAL_FIELDS else value
+        else:
+            unknown[key] = value if isinstance(value, str) else repr(value)
+    if unknown and "extra" in names:
+        kwargs["extra"] = {**(kwargs.get("extra") or {}), **unknown}
+    kwargs.pop("source", None)
+    try:
+        return cls(t=t, wall=wall, arm=arm, source=source, **kwargs)
+    except TypeError:  # a required field missing: keep what was there rather than lose it
+        return UnknownEvent(t=t, wall=wall, arm=arm, source=source, name=str(kind), fields=kwargs)
+
+
+_THERMAL_INDEX: dict[Any, int] = {name: i for i, name in enumerate(THERMAL_NAMES)}
+
+
+def _thermal(value: Any) -> int | None:
+    if isinstance(value, str):
+        return _THERMAL_INDEX.get(value.lower())
+    return value if isinstance(value, int) and 0 <= value < len(THERMAL_NAMES) else None
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

@@ -1,0 +1,167 @@
+"""Reading a SOURCE: a recording (.jsonl, .jsonl.gz) or a raw bench log, told apart by content."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+from anemon.errors import SourceError
+from anemon.events import Event, RecordEvent, StartEvent
+from anemon.parsing import LineParser
+from anemon.recording.codec import from_record
+from anemon.recording.writer import FORMAT, VERSION
+
+MAX_LINE = 1 << 20
+"""Longer lines are kept truncated, with a marker and a warning."""
+_GZIP_MAGIC = b"\x1f\x8b"
+_HEAD = 1 << 16
+"""Enough for a recording's header line (it carries the plan)."""
+
+
+@dataclass
+class SourceReader:
+    """One SOURCE, opened and checked; iterate it once for its events."""
+
+    path: Path
+    kind: str
+    """"recording" or "log"."""
+    header: dict[str, Any] | None
+    compressed: bool
+    warnings: int = 0
+    """Lines that could not be read whole: torn, not JSON, too long, unparsable values."""
+    torn: int = 0
+    _parser: LineParser = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._parser = LineParser(self.path.name)
+
+    def __iter__(self) -> Iterator[Event]:
+        with self._open() as stream:
+            if self.kind == "recording":
+                stream.readline()
+                yield from self._recorded(stream)
+            else:
+                yield from self._logged(stream)
+        self.warnings += self._parser.warnings
+
+    def _open(self) -> IO[bytes]:
+        return gzip.open(self.path, "rb") if self.compressed else self.path.open("rb")
+
+    def _lines(self, stream: IO[bytes]) -> Iterator[tuple[str, bool]]:
+        """Decoded lines and whether each had its newline (a torn last line has not)."""
+        for raw in stream:
+            complete = raw.endswith(b"\n")
+            if len(raw) > MAX_LINE:
+                self.warnings += 1
+                raw = raw[:MAX_LINE] + f" …[truncated {len(raw) - MAX_LINE} bytes]".encode()
+            yield raw.decode("utf-8", errors="replace").rstrip("\r\n"), complete
+
+    def _recorded(self, stream: IO[bytes]) -> Iterator[Event]:
+        source = self.path.name
+        for text, complete in self._lines(stream):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError:
+                if complete:
+                    self.warnings += 1
+                else:  # a torn last line: the recorder was killed mid-write
+                    self.torn += 1
+                continue
+            if isinstance(record, dict):
+                yield from_record(record, source)
+            else:
+                self.warnings += 1
+
+    def _logged(self, stream: IO[bytes]) -> Iterator[Event]:
+        clock = LogClock()
+        parser = self._parser
+        for text, _complete in self._lines(stream):
+            event = parser.parse(text, t=clock.t, wall=clock.wall)
+            yield clock.place(event)
+
+
+class LogClock:
+    """Session times for a raw log: from its timestamps when it has them, else from `t=`.
+
+    A raw log has no session clock of its own. Timestamps (relative to the first) are best;
+    without them each launch's `t=` (seconds since the process started) is laid after the
+    previous launch, which keeps replays paced like the run.
+    """
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.wall = 0.0
+        self._first_wall: float | None = None
+        self._base = 0.0
+
+    def place(self, event: Event) -> Event:
+        t = self.t
+        if event.wall:
+            if self._first_wall is None:
+                self._first_wall = event.wall
+            t = event.wall - self._first_wall
+        elif isinstance(event, RecordEvent):
+            if isinstance(event, StartEvent):
+                self._base = self.t
+            if event.app_t is not None:
+                t = self._base + event.app_t
+        self.t = max(self.t, t)
+        self.wall = event.wall or self.wall
+        return event if event.t == self.t else replace(event, t=self.t)
+
+
+def open_source(path: Path) -> SourceReader:
+    """Check a SOURCE and tell what it is; every failure is one SourceError line."""
+    head = _read_head(path)
+    compressed = head.startswith(_GZIP_MAGIC)
+    if compressed:
+        head = _read_head(path, gz=True)
+    if not head.strip():
+        raise SourceError(f"{path}: the file is empty; point anemon at a bench log or recording")
+    if b"\0" in head[:8192]:
+        raise SourceError(f"{path}: binary data, not a bench log or an anemon recording")
+    header = _recording_header(head, path)
+    kind = "recording" if header is not None else "log"
+    return SourceReader(path, kind, header, compressed)
+
+
+def _read_head(path: Path, gz: bool = False) -> bytes:
+    try:
+        if gz:
+            with gzip.open(path, "rb") as stream:
+                return stream.read(_HEAD)
+        with path.open("rb") as stream:
+            return stream.read(_HEAD)
+    except FileNotFoundError:
+        raise SourceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SourceError(f"{path}: is a directory; give a log or recording file") from None
+    except PermissionError:
+        raise SourceError(f"{path}: permission denied; check the file's permissions") from None
+    except (OSError, EOFError) as e:
+        raise SourceError(f"{path}: cannot read it ({e})") from e
+
+
+def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
+    first = head.split(b"\n", 1)[0].strip()
+    if not first.startswith(b"{"):
+        return None
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        return None
+    version = header.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise SourceError(
+            f"{path}: recording format version {version} is newer than this anemon reads "
+            f"({VERSION}); upgrade anemon"
+        )
+    return header

@@ -1,0 +1,218 @@
+"""The Session: the one place views read from, filled by `add(event)`, live or in replay.
+
+Numeric columns are `array('d')` with NaN for a missing value: appending is cheap and
+`numpy.frombuffer` gives charts and pandas a zero-copy view.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from anemon.events import (
+    CooldownEvent,
+    EndEvent,
+    ErrorEvent,
+    Event,
+    GapEvent,
+    IdleEvent,
+    LoadEvent,
+    MarkerEvent,
+    PhaseEvent,
+    RecordEvent,
+    StartEvent,
+    TelemetryEvent,
+    TrialEvent,
+)
+
+NAN = float("nan")
+
+
+def _num(value: float | int | bool | None) -> float:
+    return NAN if value is None else float(value)
+
+
+@dataclass
+class Series:
+    """A time series over session time (NaN-free: only present values are appended)."""
+
+    t: array = field(default_factory=lambda: array("d"))
+    value: array = field(default_factory=lambda: array("d"))
+
+    def append(self, t: float, value: float | None) -> None:
+        if value is not None:
+            self.t.append(t)
+            self.value.append(value)
+
+    def last(self) -> float | None:
+        return self.value[-1] if self.value else None
+
+
+TRIAL_COLUMNS = (
+    "t",
+    "app_t",
+    "trial",
+    "warmup",
+    "round",
+    "prompt_tps",
+    "decode_tps",
+    "gen",
+    "battery",
+    "thermal",
+    "free_gb",
+)
+"""Numeric columns of an arm's trials (warm-ups included, flagged by `warmup`)."""
+
+
+@dataclass
+class ArmSeries:
+    """Every TRIAL of one arm, column by column, plus what its launches said."""
+
+    name: str
+    columns: dict[str, array] = field(
+        default_factory=lambda: {name: array("d") for name in TRIAL_COLUMNS}
+    )
+    battery_state: list[str | None] = field(default_factory=list)
+    rounds: int = 0
+    """How many times the arm was launched (START lines seen)."""
+    errors: int = 0
+    start: StartEvent | None = None
+    load: LoadEvent | None = None
+    end: EndEvent | None = None
+
+    def __len__(self) -> int:
+        return len(self.columns["t"])
+
+    def add_trial(self, event: TrialEvent) -> None:
+        c = self.columns
+        c["t"].append(event.t)
+        c["app_t"].append(_num(event.app_t))
+        c["trial"].append(_num(event.trial))
+        c["warmup"].append(1.0 if event.warmup else 0.0)
+        c["round"].append(float(max(self.rounds, 1)))
+        c["prompt_tps"].append(_num(event.prompt_tps))
+        c["decode_tps"].append(_num(event.decode_tps))
+        c["gen"].append(_num(event.gen))
+        c["battery"].append(_num(event.battery))
+        c["thermal"].append(_num(event.thermal))
+        c["free_gb"].append(_num(event.free_gb))
+        self.battery_state.append(event.battery_state)
+
+
+@dataclass
+class Session:
+    """What a session has shown so far; views poll `version` to know when to redraw."""
+
+    arms: dict[str, ArmSeries] = field(default_factory=dict)
+    thermal: Series = field(default_factory=Series)
+    """Device thermal state (0-3) from TRIAL and IDLE lines."""
+    battery: Series = field(default_factory=Series)
+    free_gb: Series = field(default_factory=Series)
+    temperature_c: Series = field(default_factory=Series)
+    """Battery temperature read by the host (telemetry)."""
+    battery_state: str | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    warnings: int = 0
+    phase: PhaseEvent | None = None
+    cooldown: CooldownEvent | None = None
+    current_arm: str | None = None
+    markers: list[MarkerEvent] = field(default_factory=list)
+    gaps: list[GapEvent] = field(default_factory=list)
+    errors: deque[ErrorEvent] = field(default_factory=lambda: deque(maxlen=1000))
+    first_t: float | None = None
+    last_t: float = 0.0
+    version: int = 0
+    """Bumped by every event."""
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> Session:
+        session = cls()
+        for event in events:
+            session.add(event)
+        return session
+
+    def arm(self, name: str) -> ArmSeries:
+        series = self.arms.get(name)
+        if series is None:
+            series = self.arms[name] = ArmSeries(name)
+        return series
+
+    def add(self, event: Event) -> None:
+        self.version += 1
+        self.counts[event.kind] += 1
+        if self.first_t is None:
+            self.first_t = event.t
+        self.last_t = max(self.last_t, event.t)
+        if isinstance(event, RecordEvent):
+            self.warnings += event.warnings
+            if event.arm is not None:
+                self.current_arm = event.arm
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _on_start(self, event: StartEvent) -> None:
+        arm = self._record_arm(event)
+        arm.rounds += 1
+        arm.start = event
+        self.free_gb.append(event.t, event.free_gb)
+
+    def _on_load(self, event: LoadEvent) -> None:
+        self._record_arm(event).load = event
+
+    def _on_trial(self, event: TrialEvent) -> None:
+        self._record_arm(event).add_trial(event)
+        self._on_device_state(event)
+
+    def _on_idle(self, event: IdleEvent) -> None:
+        self._on_device_state(event)
+
+    def _on_device_state(self, event: TrialEvent | IdleEvent) -> None:
+        self.thermal.append(event.t, event.thermal)
+        self.battery.append(event.t, event.battery)
+        self.free_gb.append(event.t, event.free_gb)
+        if event.battery_state is not None:
+            self.battery_state = event.battery_state
+
+    def _on_end(self, event: EndEvent) -> None:
+        self._record_arm(event).end = event
+
+    def _on_error(self, event: ErrorEvent) -> None:
+        self.errors.append(event)
+        if event.arm is not None:
+            self.arm(event.arm).errors += 1
+
+    def _on_telemetry(self, event: TelemetryEvent) -> None:
+        self.battery.append(event.t, event.battery)
+        self.free_gb.append(event.t, event.free_gb)
+        self.temperature_c.append(event.t, event.temperature_c)
+        if event.battery_state is not None:
+            self.battery_state = event.battery_state
+
+    def _on_phase(self, event: PhaseEvent) -> None:
+        self.phase = event
+        if event.phase != "cooling":
+            self.cooldown = None
+
+    def _on_cooldown(self, event: CooldownEvent) -> None:
+        self.cooldown = None if event.done else event
+
+    def _record_arm(self, event: RecordEvent) -> ArmSeries:
+        return self.arm(event.arm or "(no arm)")
+
+
+_HANDLERS = {
+    StartEvent: Session._on_start,
+    LoadEvent: Session._on_load,
+    TrialEvent: Session._on_trial,
+    IdleEvent: Session._on_idle,
+    EndEvent: Session._on_end,
+    ErrorEvent: Session._on_error,
+    TelemetryEvent: Session._on_telemetry,
+    PhaseEvent: Session._on_phase,
+    CooldownEvent: Session._on_cooldown,
+    MarkerEvent: lambda session, event: session.markers.append(event),
+    GapEvent: lambda session, event: session.gaps.append(event),
+}
