@@ -17,16 +17,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from anemon.analysis import render
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import summarize
+    from anemon.headless import make_console
 
     for loaded in load_sessions(args.sources):
         summaries = summarize(loaded.session)
         if args.format == "table":
-            console = Console(highlight=False)
+            console = make_console()
             console.print(render.rich_table(summaries, title=str(loaded.path)))
             if loaded.warnings:
                 console.print(f"{loaded.warnings} warning(s): lines or values that did not parse")

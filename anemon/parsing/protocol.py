@@ -25,6 +25,8 @@ from anemon.events import (
 from anemon.parsing import values as v
 
 Converter = Callable[[str], Any]
+Timeline = Callable[[float, float | None, type, float | None], float]
+"""(t given, timestamp of the line or None, event class, the record's `t=`) -> session t."""
 
 _COMMON: dict[str, tuple[str, Converter]] = {"tag": ("tag", str), "t": ("app_t", v.to_float)}
 _SCHEMAS: dict[str, tuple[type[RecordEvent], dict[str, tuple[str, Converter]]]] = {
@@ -124,8 +126,10 @@ def split_pairs(text: str) -> dict[str, str]:
 class LineParser:
     """Parses lines in order, remembering the arm of the launch in progress."""
 
-    def __init__(self, source: str = "") -> None:
+    def __init__(self, source: str = "", timeline: Timeline | None = None) -> None:
         self.source = source
+        self.timeline = timeline
+        """Places events in session time when the source has no clock (a raw log file)."""
         self.current_arm: str | None = None
         self.warnings = 0
         """Known values that did not parse, over every line so far."""
@@ -138,6 +142,7 @@ class LineParser:
         """One line (without its newline) into one event; `wall` is replaced by a line timestamp."""
         line = line.rstrip("\r\n")
         stamp, body = split_prefix(line)
+        self._stamp = stamp
         if stamp is not None:
             wall = stamp
         head, _, rest = body.partition(" ")
@@ -145,7 +150,7 @@ class LineParser:
             return self._error(line, body, t=t, wall=wall)
         schema = _SCHEMAS.get(head.upper())
         if schema is None:
-            return TextEvent(t=t, wall=wall, arm=self.current_arm, source=self.source, line=line)
+            return self._make(TextEvent, line, None, {}, None, 0, t=t, wall=wall)
         return self._record(line, schema, split_pairs(rest), t=t, wall=wall)
 
     def _record(self, line, schema, pairs: dict[str, str], *, t: float, wall: float) -> Event:
@@ -182,6 +187,8 @@ class LineParser:
         self.warnings += warnings
         if extra:
             fields["extra"] = extra
+        if self.timeline is not None:
+            t = self.timeline(t, self._stamp, cls, fields.get("app_t"))
         return cls(
             t=t, wall=wall, arm=arm, source=self.source, line=line, warnings=warnings, **fields
         )

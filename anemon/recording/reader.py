@@ -5,12 +5,12 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from anemon.errors import SourceError
-from anemon.events import Event, RecordEvent, StartEvent
+from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
 from anemon.recording.codec import from_record
 from anemon.recording.writer import FORMAT, VERSION
@@ -81,9 +81,9 @@ class SourceReader:
     def _logged(self, stream: IO[bytes]) -> Iterator[Event]:
         clock = LogClock()
         parser = self._parser
+        parser.timeline = clock.place
         for text, _complete in self._lines(stream):
-            event = parser.parse(text, t=clock.t, wall=clock.wall)
-            yield clock.place(event)
+            yield parser.parse(text, t=clock.t, wall=clock.wall)
 
 
 class LogClock:
@@ -100,20 +100,19 @@ class LogClock:
         self._first_wall: float | None = None
         self._base = 0.0
 
-    def place(self, event: Event) -> Event:
-        t = self.t
-        if event.wall:
+    def place(self, t: float, stamp: float | None, cls: type, app_t: float | None) -> float:
+        if stamp is not None:
             if self._first_wall is None:
-                self._first_wall = event.wall
-            t = event.wall - self._first_wall
-        elif isinstance(event, RecordEvent):
-            if isinstance(event, StartEvent):
+                self._first_wall = stamp
+            t = stamp - self._first_wall
+            self.wall = stamp
+        else:
+            if cls is StartEvent:
                 self._base = self.t
-            if event.app_t is not None:
-                t = self._base + event.app_t
+            if app_t is not None:
+                t = self._base + app_t
         self.t = max(self.t, t)
-        self.wall = event.wall or self.wall
-        return event if event.t == self.t else replace(event, t=self.t)
+        return self.t
 
 
 def open_source(path: Path) -> SourceReader:

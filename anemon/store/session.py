@@ -22,12 +22,15 @@ from anemon.events import (
     MarkerEvent,
     PhaseEvent,
     RecordEvent,
+    ResetEvent,
     StartEvent,
     TelemetryEvent,
     TrialEvent,
 )
 
 NAN = float("nan")
+LOG_LINES = 5000
+_LOGGED = (RecordEvent, PhaseEvent, MarkerEvent, GapEvent, ResetEvent)
 
 
 def _num(value: float | int | bool | None) -> float:
@@ -118,9 +121,15 @@ class Session:
     phase: PhaseEvent | None = None
     cooldown: CooldownEvent | None = None
     current_arm: str | None = None
+    telemetry: list[TelemetryEvent] = field(default_factory=list)
+    """Host-side readings as they came (a few per minute)."""
     markers: list[MarkerEvent] = field(default_factory=list)
     gaps: list[GapEvent] = field(default_factory=list)
     errors: deque[ErrorEvent] = field(default_factory=lambda: deque(maxlen=1000))
+    log: deque[Event] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    """The latest lines and controller/operator events, for the log panel."""
+    log_total: int = 0
+    """Events ever appended to `log` (a view compares it to know what is new)."""
     first_t: float | None = None
     last_t: float = 0.0
     version: int = 0
@@ -149,6 +158,9 @@ class Session:
             self.warnings += event.warnings
             if event.arm is not None:
                 self.current_arm = event.arm
+        if isinstance(event, _LOGGED):
+            self.log.append(event)
+            self.log_total += 1
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
@@ -185,6 +197,7 @@ class Session:
             self.arm(event.arm).errors += 1
 
     def _on_telemetry(self, event: TelemetryEvent) -> None:
+        self.telemetry.append(event)
         self.battery.append(event.t, event.battery)
         self.free_gb.append(event.t, event.free_gb)
         self.temperature_c.append(event.t, event.temperature_c)

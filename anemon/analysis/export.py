@@ -1,0 +1,93 @@
+"""Every trial (and host telemetry) of a session as one table, for CSV, JSON, Parquet, Markdown."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from anemon.analysis.summary import trials_frame
+from anemon.errors import AnemonError
+from anemon.events import THERMAL_NAMES
+from anemon.store import Session
+
+FORMATS = ("csv", "parquet", "json", "md")
+_INT_COLUMNS = ("trial", "round", "gen")
+
+
+def export_frame(session: Session) -> pd.DataFrame:
+    """One row per trial (`kind` = trial, warm-ups flagged) and per telemetry reading."""
+    frames = []
+    for arm in session.arms.values():
+        frame = trials_frame(arm)
+        frame.insert(0, "arm", arm.name)
+        frame.insert(0, "kind", "trial")
+        frames.append(frame)
+    if session.telemetry:
+        rows = [_telemetry_row(e) for e in session.telemetry]
+        frames.append(pd.DataFrame(rows))
+    if not frames:
+        return pd.DataFrame(columns=["kind", "arm", "t"])
+    table = pd.concat(frames, ignore_index=True).sort_values("t", kind="stable")
+    return _tidy(table.reset_index(drop=True))
+
+
+def _telemetry_row(event) -> dict[str, object]:
+    row = {"kind": "telemetry", "arm": event.arm, "t": event.t}
+    for f in dataclasses.fields(event):
+        if f.name not in ("t", "wall", "arm", "source"):
+            row[f.name] = getattr(event, f.name)
+    return row
+
+
+def _tidy(table: pd.DataFrame) -> pd.DataFrame:
+    """Readable types: thermal as names, warm-up as bool, counts as nullable integers."""
+    if "thermal" in table:
+        names = pd.Series(THERMAL_NAMES)
+        table["thermal"] = table["thermal"].map(lambda x: names.get(x) if x == x else None)
+    if "warmup" in table:
+        table["warmup"] = table["warmup"].map(lambda x: bool(x) if x == x else None)
+    for column in _INT_COLUMNS:
+        if column in table:
+            table[column] = table[column].astype("Int64")
+    return table
+
+
+def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
+    """Write to `out`, or return the text for stdout (Parquet needs `out`)."""
+    if fmt == "parquet":
+        return _write_parquet(table, out)
+    if fmt == "csv":
+        text = table.to_csv(index=False)
+    elif fmt == "json":
+        text = table.to_json(orient="records", indent=1) + "\n"
+    else:
+        text = _markdown(table)
+    if out is None:
+        return text
+    out.write_text(text, encoding="utf-8")
+    return None
+
+
+def _write_parquet(table: pd.DataFrame, out: Path | None) -> None:
+    if out is None:
+        raise AnemonError("--format parquet writes a binary file: give it one with -o OUT")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise AnemonError(
+            "Parquet needs pyarrow: pip install 'anemon[parquet]' (or use --format csv)"
+        ) from None
+    table.to_parquet(out, index=False)
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    buffer = io.StringIO()
+    columns = [str(c) for c in table.columns]
+    buffer.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
+    for row in table.itertuples(index=False):
+        cells = ("" if pd.isna(v) else str(v).replace("|", "\\|") for v in row)
+        buffer.write("| " + " | ".join(cells) + " |\n")
+    return buffer.getvalue()

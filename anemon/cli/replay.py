@@ -1,0 +1,37 @@
+"""`anemon replay SOURCE [--speed X|max] [--headless]`: a recording or raw log, played back."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from anemon.cli.common import add_view_options, speed
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("replay", help="play a recording or a raw log through the dashboard")
+    parser.add_argument("source", type=Path, metavar="SOURCE")
+    parser.add_argument("--speed", type=speed, default=1.0, help="a factor, or max")
+    add_view_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from anemon.feeds import ReplayFeed
+    from anemon.recording.reader import open_source
+    from anemon.sources.replay import Replayer
+
+    reader = open_source(args.source)
+    events = list(reader)
+    if args.headless:
+        from anemon.headless import HeadlessView
+
+        view = HeadlessView()
+        replayer = Replayer(events, speed=args.speed, listener=view.handle)
+        asyncio.run(replayer.play())
+        view.finish(replayer.session, title=str(args.source))
+        return 0
+    from anemon import ui
+
+    return ui.launch(ReplayFeed(Replayer(events, speed=args.speed), str(args.source)), args.layout)

@@ -1,0 +1,102 @@
+"""What a view watches: a live session or a replay, behind one small interface.
+
+The dashboard and the headless printer take a Feed; neither knows which kind it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Protocol
+
+from anemon.events import MarkerEvent
+from anemon.pipeline import LineFeed, Pipeline
+from anemon.sources.replay import Replayer
+from anemon.store import Session
+
+
+class Feed(Protocol):
+    title: str
+    """The source or device, for the status line."""
+    replay: Replayer | None
+    """Replay controls, when this is a replay."""
+
+    @property
+    def session(self) -> Session:
+        """What has been seen so far (a replay seeking back swaps in a new one)."""
+        ...
+
+    def marker(self, note: str) -> None:
+        """An operator's note: becomes an event (recorded when live)."""
+        ...
+
+    async def run(self) -> None:
+        """Drive the feed until it ends or is cancelled."""
+        ...
+
+    def close(self) -> None:
+        """After `run` has ended: close the recording."""
+        ...
+
+
+class ReplayFeed:
+    """A recording or log played through a Replayer."""
+
+    def __init__(self, replayer: Replayer, title: str) -> None:
+        self.replay: Replayer | None = replayer
+        self.title = title
+        self._replayer = replayer
+
+    @property
+    def session(self) -> Session:
+        return self._replayer.session
+
+    def marker(self, note: str) -> None:
+        t = self._replayer.start + self._replayer.position
+        self.session.add(MarkerEvent(t=t, wall=0.0, source="operator", note=note))
+
+    async def run(self) -> None:
+        await self._replayer.play()
+
+    def close(self) -> None:
+        pass
+
+
+class MirrorFeed:
+    """A live mirrored log that something else refreshes (`anemon watch PATH`)."""
+
+    replay = None
+
+    def __init__(self, path: Path, pipeline: Pipeline, poll_s: float = 1.0) -> None:
+        from anemon.sources.mirror import MirrorTailer
+
+        self.title = str(path)
+        self.pipeline = pipeline
+        self._tailer = MirrorTailer(path, poll_s=poll_s)
+        self._lines = LineFeed(pipeline, path.name)
+        self._stop = asyncio.Event()
+
+    @property
+    def session(self) -> Session:
+        return self.pipeline.session
+
+    def marker(self, note: str) -> None:
+        t, wall = self.pipeline.stamp()
+        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+
+    async def run(self) -> None:
+        from anemon.sources.mirror import MirrorReset
+
+        async for batch in self._tailer.follow(self._stop):
+            for item in batch:
+                if isinstance(item, MirrorReset):
+                    self._lines.reset(item.reason)
+                else:
+                    self._lines.feed((item,))
+
+    def stop(self) -> None:
+        """Ask `run` to finish after reading what is pending."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self.pipeline.close()

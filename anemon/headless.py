@@ -1,0 +1,106 @@
+"""Headless progress: one plain line per event worth a line, then the summary table (rich).
+
+For SSH, scripts and CI. Log text is data: everything goes out as rich `Text`, never markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.text import Text
+
+from anemon.analysis.render import fmt, rich_table
+from anemon.analysis.summary import summarize
+from anemon.events import (
+    CooldownEvent,
+    EndEvent,
+    ErrorEvent,
+    Event,
+    GapEvent,
+    LoadEvent,
+    MarkerEvent,
+    PhaseEvent,
+    ResetEvent,
+    StartEvent,
+    TextEvent,
+    TrialEvent,
+    thermal_name,
+)
+from anemon.store import Session
+
+PIPE_WIDTH = 160
+"""Console width when output is not a terminal (rich's 80 would fold the summary table)."""
+COOLDOWN_EVERY_S = 30.0
+"""Print cooldown progress at most this often (session seconds)."""
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A console that never reads markup from data and keeps tables whole in a pipe."""
+    console = Console(highlight=False, stderr=stderr)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
+    return console
+
+
+def _trial(e: TrialEvent) -> str:
+    kind = "warm-up" if e.warmup else f"trial {e.trial if e.trial is not None else '?'}"
+    return (
+        f"{kind:>9}  decode {fmt(e.decode_tps)} tok/s  prefill {fmt(e.prompt_tps, 0)} tok/s  "
+        f"{thermal_name(e.thermal) or '—'}  battery {fmt(e.battery, 0)} %"
+    )
+
+
+def _cooldown(e: CooldownEvent) -> str:
+    state = f"done ({e.reason})" if e.done else "waiting"
+    return (
+        f"cooldown {state}: {e.elapsed_s:.0f} s (min {e.min_s:.0f}, cap {e.cap_s:.0f}), "
+        f"thermal {thermal_name(e.thermal) or '?'} from {e.basis}, until {e.until}"
+    )
+
+
+_LINES: dict[type, tuple[str, Callable]] = {
+    StartEvent: ("bold", lambda e: f"launched ({e.compute or '?'}, free {fmt(e.free_gb)} GB)"),
+    LoadEvent: ("", lambda e: f"loaded in {fmt(e.load_s, 2)} s{' (cold)' if e.cold else ''}"),
+    TrialEvent: ("", _trial),
+    EndEvent: ("bold", lambda e: f"ended: {e.reason or '?'} after {e.trials} trials"),
+    ErrorEvent: ("bold red", lambda e: f"ERROR: {e.message}"),
+    TextEvent: ("dim", lambda e: e.line),
+    PhaseEvent: ("cyan", lambda e: f"phase {e.phase}" + (f": {e.reason}" if e.reason else "")),
+    MarkerEvent: ("magenta", lambda e: f"marker: {e.note}"),
+    GapEvent: ("yellow", lambda e: f"gap {e.state}: {e.reason}"),
+    ResetEvent: ("yellow", lambda e: f"new log: {e.reason}"),
+    CooldownEvent: ("cyan", _cooldown),
+}
+
+
+class HeadlessView:
+    """Prints events as they come; `finish` prints the per-arm summary."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or make_console()
+        self._last_cooldown = float("-inf")
+
+    def handle(self, event: Event) -> None:
+        entry = _LINES.get(type(event))
+        if entry is None or not self._due(event):
+            return
+        style, describe = entry
+        line = Text(f"{event.t:8.1f}s ", style="dim")
+        if event.arm:
+            line.append(f"{event.arm}  ", style="bold")
+        line.append(describe(event), style=style)
+        self.console.print(line, soft_wrap=True)
+
+    def _due(self, event: Event) -> bool:
+        if not isinstance(event, CooldownEvent) or event.done:
+            return True
+        if event.t - self._last_cooldown < COOLDOWN_EVERY_S:
+            return False
+        self._last_cooldown = event.t
+        return True
+
+    def finish(self, session: Session, title: str | None = None) -> None:
+        self.console.print(rich_table(summarize(session), title=title))
+        if session.warnings:
+            self.console.print(Text(f"{session.warnings} value(s) did not parse", style="yellow"))

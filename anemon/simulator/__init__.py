@@ -1,0 +1,27 @@
+"""A simulated iPhone running the bench app, in virtual time (DESIGN.md, "Devices").
+
+Pure and deterministic: no asyncio, no real time, no files. A driver owns the clock and
+calls `SimulatedIPhone.advance()`; the app appends its log lines (spec/line-protocol.md) to
+its container file as they happen. Thermal, battery and disk are calibrated to DOMAIN.md.
+"""
+
+from anemon.simulator.battery import BatteryParams
+from anemon.simulator.config import FAULTS, SimArmConfig, SimConfig
+from anemon.simulator.faults import LaunchRefused
+from anemon.simulator.phone import PhoneTelemetry, SimulatedIPhone
+from anemon.simulator.profiles import PROFILES, ArmProfile
+from anemon.simulator.thermal import STATES, ThermalParams
+
+__all__ = [
+    "FAULTS",
+    "PROFILES",
+    "STATES",
+    "ArmProfile",
+    "BatteryParams",
+    "LaunchRefused",
+    "PhoneTelemetry",
+    "SimArmConfig",
+    "SimConfig",
+    "SimulatedIPhone",
+    "ThermalParams",
+]

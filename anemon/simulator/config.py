@@ -1,0 +1,76 @@
+"""How a simulated phone is set up: the `[sim]` section of a plan (spec/plan.md), and more."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from anemon.simulator.battery import BatteryParams
+from anemon.simulator.profiles import PROFILES
+from anemon.simulator.thermal import STATES, ThermalParams
+
+FAULTS = ("none", "hang", "load_error", "gpu_timeout", "refuse_launch", "busy", "unplug")
+"""Fault kinds of `[sim.arms.<name>] fault` (spec/plan.md)."""
+
+BATTERY_PROTOCOL_S = 26 * 60.0
+"""How long an `unplug` fault keeps the phone unplugged unless told otherwise."""
+
+
+@dataclass(frozen=True)
+class SimArmConfig:
+    """One arm on the simulated phone; keyed in SimConfig.arms by its AB_MODEL value."""
+
+    profile: str
+    """A built-in profile (profiles.PROFILES)."""
+    fault: str = "none"
+    fault_at_s: float = 0
+    """gpu_timeout: seconds into the timed trials; unplug: seconds after the launch;
+    busy: how long launches stay refused after the first attempt."""
+    fault_count: int = 1
+    """refuse_launch: how many launches are refused."""
+    unplug_s: float = BATTERY_PROTOCOL_S
+    """unplug: how long the phone stays unplugged before it is plugged back in."""
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"unknown simulator profile {self.profile!r}")
+        if self.fault not in FAULTS:
+            raise ValueError(f"unknown fault {self.fault!r} (one of {', '.join(FAULTS)})")
+        if self.fault_at_s < 0 or self.fault_count < 0 or self.unplug_s < 0:
+            raise ValueError("fault_at_s, fault_count and unplug_s must not be negative")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """The phone at the start of a run."""
+
+    start_thermal: str = "nominal"
+    plugged: bool = True
+    free_gb: float = 38.0
+    arms: Mapping[str, SimArmConfig] = field(default_factory=dict)
+    seed: int = 0
+    screen_on: bool = True
+    ambient_c: float = 25.0
+    cold_cache: bool = False
+    """After an OS update: each arm's first load compiles on device (slow, eats disk)."""
+    locked: bool = False
+    """A locked phone refuses launches (10002 "Locked", not transient)."""
+    battery_percent: float = 95.0
+    total_gb: float = 128.0
+    os_build: str = "24A437"
+    busy_after_kill_mid_load_s: float = 0.0
+    """Launches refused "Busy" for this long after an app is killed mid-load (0: never)."""
+    thermal: ThermalParams = field(default_factory=ThermalParams)
+    battery: BatteryParams = field(default_factory=BatteryParams)
+
+    def __post_init__(self) -> None:
+        if self.start_thermal not in STATES:
+            raise ValueError(f"start_thermal must be one of {', '.join(STATES)}")
+        object.__setattr__(self, "arms", MappingProxyType(dict(self.arms)))
+
+    def arm(self, model: str) -> SimArmConfig | None:
+        """The arm launched with AB_MODEL=model: configured, or a built-in profile as is."""
+        if model in self.arms:
+            return self.arms[model]
+        return SimArmConfig(profile=model) if model in PROFILES else None

@@ -1,0 +1,68 @@
+"""Launch refusals: what a real launch refusal looks like, and when the phone gives one."""
+
+from __future__ import annotations
+
+from anemon.simulator.config import SimConfig
+
+CORE_DEVICE_LAUNCH_FAILED = 10002
+INSTALL_SETTLE_S = 8.0
+"""After an install, launches are refused this long (the scripts slept ~10 s)."""
+
+
+class LaunchRefused(Exception):
+    """The launch died before the app printed anything (CoreDeviceError 10002)."""
+
+    def __init__(
+        self,
+        code: int = CORE_DEVICE_LAUNCH_FAILED,
+        reason: str = "",
+        *,
+        transient: bool = True,
+        detail: str = "",
+    ) -> None:
+        self.code = code
+        self.reason = reason
+        self.transient = transient
+        text = f"CoreDeviceError {self.code}" + (f" ({reason})" if reason else "")
+        super().__init__(f"{text}: {detail}" if detail else text)
+
+
+class LaunchGate:
+    """Decides whether a launch is refused: lock, install settling, busy, injected faults."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.locked = config.locked
+        self._installed_at: float | None = None
+        self._busy_until = float("-inf")
+        self._attempts: dict[str, int] = {}
+        self._first_attempt: dict[str, float] = {}
+
+    def installed(self, now: float) -> None:
+        self._installed_at = now
+
+    def busy_for(self, now: float, seconds: float) -> None:
+        self._busy_until = max(self._busy_until, now + seconds)
+
+    def check(self, now: float, model: str | None) -> None:
+        """Raise LaunchRefused if a launch of `model` (None: no arm) is refused now."""
+        if self.locked:
+            raise LaunchRefused(reason="Locked", transient=False, detail="unlock the phone")
+        if self._installed_at is not None and now - self._installed_at < INSTALL_SETTLE_S:
+            raise LaunchRefused(detail="the app was just installed; retry in a few seconds")
+        if now < self._busy_until:
+            raise LaunchRefused(reason="Busy", detail="Application failed preflight checks")
+        if model is not None:
+            self._check_arm(now, model)
+
+    def _check_arm(self, now: float, model: str) -> None:
+        arm = self.config.arm(model)
+        attempt = self._attempts.get(model, 0) + 1
+        self._attempts[model] = attempt
+        first = self._first_attempt.setdefault(model, now)
+        if arm is None:
+            return
+        if arm.fault == "refuse_launch" and attempt <= arm.fault_count:
+            raise LaunchRefused(detail="The operation couldn't be completed")
+        if arm.fault == "busy" and now - first < arm.fault_at_s:
+            raise LaunchRefused(reason="Busy", detail="Application failed preflight checks")

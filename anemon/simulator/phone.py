@@ -1,0 +1,227 @@
+"""The simulated iPhone: the facade a Device backend drives in virtual time.
+
+The driver owns the clock: `advance(dt)` moves it, `next_change_in()` says how far it can
+jump before anything happens. Heat is integrated on a fixed 1 s grid (with the power averaged
+over each step), so the result does not depend on how the driver slices time.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from anemon.simulator import lines
+from anemon.simulator.battery import Battery
+from anemon.simulator.benchapp import AppSetup, BenchApp
+from anemon.simulator.config import SimConfig
+from anemon.simulator.container import Containers
+from anemon.simulator.disk import Disk
+from anemon.simulator.env import parse_env
+from anemon.simulator.faults import LaunchGate
+from anemon.simulator.thermal import STATES, Heat, HeatAccumulator, ThermalModel, base_w
+
+STEP_S = 1.0
+"""The thermal grid."""
+EPS = 1e-9
+FIRST_PID = 1001
+
+
+@dataclass(frozen=True, slots=True)
+class PhoneTelemetry:
+    """What the phone reports. `thermal` is the app's to read: host backends must not expose it."""
+
+    battery_percent: float
+    charging: bool
+    plugged: bool
+    temperature_c: float
+    """Battery temperature."""
+    free_bytes: int
+    total_bytes: int
+    thermal: int
+
+
+class SimulatedIPhone:
+    """A phone with the bench app installed, deterministic for a given config and driving."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.now = 0.0
+        self.screen_on = config.screen_on
+        start = STATES.index(config.start_thermal)
+        self.thermal = ThermalModel(config.thermal, config.ambient_c, start)
+        self.battery = Battery(config.battery, config.battery_percent, config.plugged)
+        self.disk = Disk(config.free_gb, config.total_gb, config.cold_cache)
+        self.gate = LaunchGate(config)
+        self._containers = Containers()
+        self._arm_launches: dict[str, int] = {}
+        self._apps: dict[int, BenchApp] = {}
+        self._launches = 0
+        self._grid_t = 0.0
+        self._heat_sum = HeatAccumulator()
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = 0
+
+    # -- host-side controls ---------------------------------------------------------------
+
+    def install(self, bundle: str) -> None:
+        """(Re)install: kills the running app; launches are refused for a few seconds."""
+        for pid in [p for p, a in self._apps.items() if a.setup.bundle == bundle]:
+            self.terminate(pid)
+        self.gate.installed(self.now)
+
+    def launch(self, bundle: str, env: Mapping[str, str]) -> int:
+        """Start the app; its pid. Raises LaunchRefused. Replaces a running instance."""
+        params = parse_env(env)
+        self.gate.check(self.now, params.model if params.mode != "idle" else None)
+        for pid in [p for p, a in self._apps.items() if a.setup.bundle == bundle]:
+            self.terminate(pid)
+        arm = self.config.arm(params.model) if params.model else None
+        pid = FIRST_PID + self._launches
+        self._launches += 1
+        rng = random.Random(f"{self.config.seed}:{self._launches}")
+        setup = AppSetup(pid, bundle, params, arm, self.config.os_build, self.now)
+        self._apps[pid] = BenchApp(setup, rng)
+        if params.model and params.mode != "idle":
+            self._arm_launched(params.model)
+        return pid
+
+    def _arm_launched(self, model: str) -> None:
+        """An `unplug` fault pulls the cable once, on the arm's first launch."""
+        count = self._arm_launches[model] = self._arm_launches.get(model, 0) + 1
+        arm = self.config.arm(model)
+        if arm is not None and arm.fault == "unplug" and count == 1:
+            self._after(arm.fault_at_s, lambda: self.set_plugged(False))
+            self._after(arm.fault_at_s + arm.unplug_s, lambda: self.set_plugged(True))
+
+    def terminate(self, pid: int) -> None:
+        """Kill the app (it writes nothing more); a pid that already exited is ignored."""
+        app = self._apps.pop(pid, None)
+        if app is None:
+            return
+        if app.phase == "loading" and self.config.busy_after_kill_mid_load_s > 0:
+            self.gate.busy_for(self.now, self.config.busy_after_kill_mid_load_s)
+        app.killed(self)
+
+    def running(self) -> set[int]:
+        return set(self._apps)
+
+    @property
+    def plugged(self) -> bool:
+        """On USB (an `unplug` fault or `set_plugged(False)` takes it off)."""
+        return self.battery.plugged
+
+    def set_plugged(self, plugged: bool) -> None:
+        self.battery.plugged = plugged
+
+    def set_screen_on(self, on: bool) -> None:
+        self.screen_on = on
+
+    def set_locked(self, locked: bool) -> None:
+        self.gate.locked = locked
+
+    def os_update(self) -> None:
+        """Every compile cache goes cold: the next load of each arm compiles on device."""
+        self.disk.invalidate()
+
+    # -- the container ----------------------------------------------------------------------
+
+    def container_files(self, bundle: str) -> Mapping[str, bytes]:
+        """Path in the app's container (e.g. "Documents/sustain/<tag>.log") -> content."""
+        return self._containers.files(bundle)
+
+    def read_container_file(
+        self, bundle: str, path: str, offset: int = 0, size: int | None = None
+    ) -> bytes:
+        """Bytes of a container file from `offset` (`size` at most). FileNotFoundError."""
+        return self._containers.read(bundle, path, offset, size)
+
+    # -- readings -----------------------------------------------------------------------------
+
+    def telemetry(self) -> PhoneTelemetry:
+        b = self.battery
+        return PhoneTelemetry(
+            battery_percent=round(b.level, 2),
+            charging=b.state == "charging",
+            plugged=b.plugged,
+            temperature_c=round(self.thermal.body_c, 2),
+            free_bytes=self.disk.free_bytes(self.now),
+            total_bytes=self.disk.total_bytes,
+            thermal=self.thermal.state,
+        )
+
+    # -- the AppHost side (benchapp.py) -----------------------------------------------------
+
+    def sense(self) -> lines.Sensors:
+        b = self.battery
+        free = self.disk.free_gb(self.now)
+        return lines.Sensors(self.thermal.state, self.thermal.die_c, b.level, b.state, free)
+
+    def write(self, bundle: str, path: str, line: str) -> None:
+        self._containers.append(bundle, path, line.encode() + b"\n")
+
+    # -- virtual time ---------------------------------------------------------------------------
+
+    def advance(self, dt: float) -> None:
+        """Move virtual time by `dt` seconds; the app writes its lines as they happen."""
+        if dt < 0:
+            raise ValueError("time only moves forward")
+        target = self.now + dt
+        while True:
+            t_event, action = self._next_event()
+            t_grid = self._grid_t + STEP_S
+            if t_grid <= t_event and t_grid <= target + EPS:
+                self._integrate_to(t_grid)
+                self._close_step()
+            elif t_event <= target + EPS and action is not None:
+                self._integrate_to(t_event)
+                action()
+            else:
+                break
+        self._integrate_to(target)
+
+    def next_change_in(self) -> float | None:
+        """Seconds until the app writes a line or the phone's plug state changes; None if
+        nothing is scheduled (nothing running, or the running app is hung)."""
+        t_event, action = self._next_event()
+        return None if action is None else max(0.0, t_event - self.now)
+
+    def _after(self, delay: float, action: Callable[[], None]) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (self.now + delay, self._timer_seq, action))
+
+    def _next_event(self) -> tuple[float, Callable[[], None] | None]:
+        best: tuple[float, Callable[[], None] | None] = (float("inf"), None)
+        for app in self._apps.values():
+            if app.next_at is not None and app.next_at < best[0]:
+                best = (app.next_at, lambda app=app: self._fire(app))
+        if self._timers and self._timers[0][0] < best[0]:
+            best = (self._timers[0][0], self._fire_timer)
+        return best
+
+    def _fire(self, app: BenchApp) -> None:
+        app.fire(self)
+        if app.exited:
+            self._apps.pop(app.pid, None)
+
+    def _fire_timer(self) -> None:
+        heapq.heappop(self._timers)[-1]()
+
+    def _heat(self) -> Heat:
+        base = base_w(self.config.thermal, self.screen_on, self.battery.plugged)
+        chip = [a.heat for a in self._apps.values()]
+        return Heat(sum(h.chip_w for h in chip), sum(h.die_rise_c for h in chip), base)
+
+    def _integrate_to(self, t: float) -> None:
+        seconds = t - self.now
+        if seconds <= 0:
+            return
+        heat = self._heat()
+        self._heat_sum.add(heat, seconds)
+        self.battery.step(seconds, heat.chip_w + heat.base_w)
+        self.now = t
+
+    def _close_step(self) -> None:
+        self.thermal.step(STEP_S, self._heat_sum.mean(STEP_S))
+        self._grid_t += STEP_S

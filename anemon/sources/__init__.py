@@ -1,0 +1,1 @@
+"""Sources of log lines: line assembly and tailing of local mirror files."""

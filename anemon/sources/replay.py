@@ -1,0 +1,110 @@
+"""Replay: recorded events fed into a Session through a clock (pause, speed, seek).
+
+The driver (the dashboard's timer, or the headless loop) calls `tick()`; whatever came due
+since the last call is added in one batch, so a fast replay coalesces by construction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import math
+import time
+from collections.abc import Callable, Sequence
+
+from anemon.events import Event
+from anemon.store import Session
+
+MAX_BATCH = 20_000
+"""Events added per tick at `max` speed, so a view stays responsive between ticks."""
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
+
+
+class Replayer:
+    """Plays `events` (in time order) into `self.session`; a seek back rebuilds the Session."""
+
+    def __init__(
+        self,
+        events: Sequence[Event],
+        speed: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+        listener: Callable[[Event], None] | None = None,
+    ) -> None:
+        self.events = events
+        self.times = [e.t for e in events]
+        self.start = self.times[0] if self.times else 0.0
+        self.duration = (self.times[-1] - self.start) if self.times else 0.0
+        self.speed = speed
+        self.paused = False
+        self.session = Session()
+        self._monotonic = monotonic
+        self._listener = listener
+        """Sees every event as it is played (the headless printer); not on a seek."""
+        self._index = 0
+        self._position = 0.0
+        self._last = monotonic()
+
+    @property
+    def position(self) -> float:
+        """Seconds into the recording."""
+        return self._position
+
+    @property
+    def finished(self) -> bool:
+        return self._index >= len(self.events)
+
+    def tick(self) -> int:
+        """Advance by the real time elapsed × speed; add what came due. Returns how many."""
+        now = self._monotonic()
+        elapsed, self._last = now - self._last, now
+        if self.paused or self.finished:
+            return 0
+        if math.isinf(self.speed):
+            return self._add_until(len(self.events), limit=MAX_BATCH)
+        self._position = min(self.duration, self._position + elapsed * self.speed)
+        return self._add_until(bisect.bisect_right(self.times, self.start + self._position))
+
+    def _add_until(self, end: int, limit: int | None = None, notify: bool = True) -> int:
+        if limit is not None:
+            end = min(end, self._index + limit)
+        add = self.session.add
+        listener = self._listener if notify else None
+        for event in self.events[self._index : end]:
+            add(event)
+            if listener is not None:
+                listener(event)
+        count = end - self._index
+        self._index = end
+        if count and limit is not None:
+            self._position = self.times[end - 1] - self.start
+        return count
+
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+
+    def faster(self) -> None:
+        self.speed = next((s for s in SPEEDS if s > self.speed), math.inf)
+
+    def slower(self) -> None:
+        self.speed = next((s for s in reversed(SPEEDS) if s < self.speed), SPEEDS[0])
+
+    def seek(self, position: float) -> None:
+        """Jump to `position` seconds (clamped); backwards rebuilds the Session from the start."""
+        position = max(0.0, min(self.duration, position))
+        end = bisect.bisect_right(self.times, self.start + position)
+        if end < self._index:
+            self.session = Session()
+            self._index = 0
+        self._add_until(end, notify=False)
+        self._position = position
+
+    def seek_by(self, seconds: float) -> None:
+        self.seek(self._position + seconds)
+
+    async def play(self, interval: float = 0.05, on_tick: Callable[[int], None] | None = None):
+        """Tick until finished (the headless replay); `on_tick` sees each batch size."""
+        while not self.finished:
+            added = self.tick()
+            if on_tick is not None and added:
+                on_tick(added)
+            await asyncio.sleep(0 if math.isinf(self.speed) else interval)

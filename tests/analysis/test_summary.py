@@ -1,0 +1,99 @@
+"""The per-arm summary of spec/line-protocol.md and its renderings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from anemon.analysis import render
+from anemon.analysis.summary import summarize
+from anemon.recording.reader import open_source
+from anemon.store import Session
+
+SPEC = Path(__file__).parents[2] / "tests" / "data" / "spec_example.log"
+KEYS = {
+    "arm", "trials", "tokens", "decode_mean", "decode_first3", "decode_last3", "decode_min",
+    "decode_max", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
+    "battery_start", "battery_end", "errors", "rounds",
+}  # fmt: skip
+
+
+def summaries_of(text: str, tmp_path):
+    path = tmp_path / "bench.log"
+    path.write_text(text)
+    return summarize(Session.from_events(open_source(path)))
+
+
+def trial(arm, i, decode, prefill=1000.0, thermal="fair", t=None, gen=256, warmup=0, battery=95):
+    t = float(i) * 4.5 if t is None else t
+    return (
+        f"TRIAL arm={arm} trial={i} warmup={warmup} t={t} prompt_tps={prefill} "
+        f"decode_tps={decode} gen={gen} battery={battery} thermal={thermal}\n"
+    )
+
+
+def test_spec_example():
+    (first, second) = summarize(Session.from_events(open_source(SPEC)))
+    assert first.arm == "minicpm5_1b_ane_pal8"
+    assert (first.trials, first.tokens, first.decode_mean, first.prefill_mean) == (
+        1, 256, 75.8, 3902.4,
+    )  # fmt: skip
+    assert (first.thermal_start, first.thermal_end, first.serious_at_s) == (1, 1, None)
+    assert (second.arm, second.errors, second.trials) == ("minicpm5_2b_ane_pal8", 1, 0)
+
+
+def test_warmups_excluded_first3_last3_min_max(tmp_path):
+    text = "START arm=a\n" + trial("a", 0, 10.0, warmup=1)
+    text += "".join(trial("a", i, d) for i, d in enumerate([70, 80, 90, 60, 50, 40, 30], 1))
+    (s,) = summaries_of(text, tmp_path)
+    assert s.trials == 7 and s.tokens == 7 * 256
+    assert s.decode_mean == pytest.approx(60.0)
+    assert s.decode_first3 == pytest.approx(80.0)
+    assert s.decode_last3 == pytest.approx(40.0)
+    assert (s.decode_min, s.decode_max) == (30.0, 90.0)
+
+
+def test_serious_at_and_thermal_and_battery(tmp_path):
+    text = trial("a", 1, 70, thermal="fair", t=5.0, battery=95)
+    text += trial("a", 2, 60, thermal="serious", t=72.5, battery=94)
+    text += trial("a", 3, 50, thermal="critical", t=80.0, battery=0.9)
+    (s,) = summaries_of(text, tmp_path)
+    assert (s.thermal_start, s.thermal_end, s.serious_at_s) == (1, 3, 72.5)
+    assert (s.battery_start, s.battery_end) == (95.0, 90.0)
+
+
+def test_missing_values_count_in_trials_and_tokens_not_in_means(tmp_path):
+    text = trial("a", 1, "oops", prefill="n/a") + trial("a", 2, 50, prefill=900)
+    (s,) = summaries_of(text, tmp_path)
+    assert (s.trials, s.tokens, s.decode_mean, s.prefill_mean) == (2, 512, 50.0, 900.0)
+
+
+def test_rounds_per_launch_and_lab_note_a_slash_b(tmp_path):
+    text = ""
+    for rnd, (a, b) in enumerate([(19.0, 30.0), (24.0, 32.0)]):
+        text += "START arm=A\n" + trial("A", 0, 1, warmup=1)
+        text += "".join(trial("A", i, a + i - 1) for i in range(1, 4))  # mean a+1
+        text += f"ERROR: round {rnd} hiccup\n"
+        text += "START arm=B\n" + "".join(trial("B", i, b) for i in range(1, 3))
+    arm_a, arm_b = summaries_of(text, tmp_path)
+    assert [r.trials for r in arm_a.rounds] == [3, 3]
+    assert [r.decode_mean for r in arm_a.rounds] == [20.0, 25.0]
+    assert (arm_a.errors, arm_b.errors) == (2, 0)
+    md = render.markdown([arm_a, arm_b])
+    assert "| A | 6 |" in md and "20.0 / 25.0" in md and "30.0 / 32.0" in md
+
+
+def test_json_has_exactly_the_spec_keys(tmp_path):
+    (s,) = summaries_of(trial("a", 1, 70, thermal="serious"), tmp_path)
+    (obj,) = json.loads(render.to_json([s]))
+    assert set(obj) == KEYS
+    assert obj["thermal_start"] == "serious" and obj["serious_at_s"] == 4.5
+    assert set(obj["rounds"][0]) == {"trials", "decode_mean", "prefill_mean"}
+
+
+def test_csv_has_one_row_per_arm(tmp_path):
+    text = trial("a", 1, 70) + trial("b", 1, 30)
+    csv = render.to_csv(summaries_of(text, tmp_path)).splitlines()
+    assert len(csv) == 3 and csv[0].startswith("arm,trials,tokens,decode_mean")

@@ -1,0 +1,97 @@
+"""Bad input: one clear line on stderr, exit 2, never a traceback, never a silent drop."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from anemon.cli import main
+from anemon.recording.writer import make_header
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["summary"], ["export", "--format", "csv"], ["replay",
+                                     "--headless"]])  # fmt: skip
+def test_missing_file(capsys, tmp_path, command):
+    code, _, err = run(capsys, *command, str(tmp_path / "nope.log"))
+    assert code == 2 and "no such file" in one_line(err)
+
+
+def test_directory(capsys, tmp_path):
+    code, _, err = run(capsys, "summary", str(tmp_path))
+    assert code == 2 and "is a directory" in one_line(err)
+
+
+def test_unreadable(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "locked.log"
+    path.write_text("TRIAL arm=a\n")
+
+    def deny(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "open", deny)  # root reads anything; simulate the denial
+    code, _, err = run(capsys, "summary", str(path))
+    assert code == 2 and "permission denied" in one_line(err)
+
+
+def test_empty_file(capsys, tmp_path):
+    path = tmp_path / "empty.log"
+    path.write_text("")
+    code, _, err = run(capsys, "summary", str(path))
+    assert code == 2 and "empty" in one_line(err)
+
+
+@pytest.mark.parametrize("data", [bytes(range(256)) * 40, gzip.compress(b"\0\1\2" * 100)])
+def test_binary_file(capsys, tmp_path, data):
+    path = tmp_path / "model.bin"
+    path.write_bytes(data)
+    code, _, err = run(capsys, "summary", str(path))
+    assert code == 2 and "binary" in one_line(err)
+
+
+def test_future_recording_version(capsys, tmp_path):
+    path = tmp_path / "future.jsonl"
+    path.write_text(json.dumps(make_header("x") | {"version": 9}) + "\n")
+    code, _, err = run(capsys, "summary", str(path))
+    assert code == 2 and "newer" in one_line(err) and "upgrade" in err
+
+
+def test_ten_megabyte_line_is_kept_truncated_and_warned(capsys, tmp_path):
+    path = tmp_path / "huge.log"
+    path.write_bytes(
+        b"TRIAL arm=a decode_tps=5\n" + b"x" * 10_000_000 + b"\nTRIAL arm=a decode_tps=7\n"
+    )
+    code, out, err = run(capsys, "summary", "--format", "json", str(path))
+    assert code == 0
+    (arm,) = json.loads(out)
+    assert arm["trials"] == 2  # the lines around it are not lost
+    assert "1 warning" in err
+
+
+def test_usage_error_exits_2(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["summary", "--format", "xml", "a.log"])
+    assert exit_info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_parquet_without_output_file(capsys, tmp_path):
+    path = tmp_path / "b.log"
+    path.write_text("TRIAL arm=a decode_tps=5\n")
+    code, _, err = run(capsys, "export", str(path), "--format", "parquet")
+    assert code == 2 and "-o OUT" in one_line(err)

@@ -1,0 +1,114 @@
+"""`anemon watch --headless --record` against a hostile mirror: every trial exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+TRIALS = 300
+
+
+def line(i: int) -> str:
+    return f"TRIAL arm=a trial={i} warmup=0 t={i * 4.5} decode_tps={50 + i % 7} gen=256\n"
+
+
+def refresh(path: Path, content: str, how: str) -> None:
+    """Put `content` (the whole log so far) in place the way some mirroring tool would."""
+    if how == "append":
+        old = path.read_text() if path.exists() else ""
+        with path.open("a") as f:
+            f.write(content[len(old) :])
+    elif how == "rewrite":
+        with path.open("r+" if path.exists() else "w") as f:
+            f.write(content)
+    elif how == "atomic":
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(content)
+        os.replace(tmp, path)
+    elif how == "truncate":
+        path.write_text("")
+        path.write_text(content)
+    elif how == "recreate":
+        path.unlink(missing_ok=True)
+        path.write_text(content)
+
+
+def recorded_trials(recording: Path) -> list[int]:
+    if not recording.exists():
+        return []
+    trials = []
+    for text in recording.read_text().splitlines()[1:]:
+        try:
+            event = json.loads(text)
+        except ValueError:
+            continue  # a line being written right now
+        if event["kind"] == "trial":
+            trials.append(event["trial"])
+    return trials
+
+
+def wait_for(predicate, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_hostile_mirror_every_trial_exactly_once(tmp_path):
+    mirror, recording = tmp_path / "mirror.log", tmp_path / "rec.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anemon", "watch", str(mirror), "--headless", "--poll", "0.1",
+         "--record", str(recording)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        rng = random.Random(7)
+        content = ""
+        for i in range(TRIALS):
+            content += line(i)
+            if rng.random() < 0.3:  # let some lines pile up between refreshes
+                continue
+            how = rng.choice(["append", "append", "rewrite", "atomic", "truncate", "recreate"])
+            refresh(mirror, content, how)
+            time.sleep(rng.choice([0.0, 0.002, 0.01]))
+        refresh(mirror, content, "atomic")
+        assert wait_for(lambda: TRIALS - 1 in recorded_trials(recording)), "watch fell behind"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert recorded_trials(recording) == list(range(TRIALS))
+    kinds = [json.loads(x)["kind"] for x in recording.read_text().splitlines()[1:]]
+    assert "reset" not in kinds
+    assert "recording to" in err
+    assert "trial 299" in out  # the headless progress, and the summary at the end
+    assert "300" in out.splitlines()[-2]
+
+
+def test_sigterm_reads_pending_lines_and_closes_the_recording(tmp_path):
+    mirror, recording = tmp_path / "mirror.log", tmp_path / "rec.jsonl"
+    mirror.write_text("".join(line(i) for i in range(5)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anemon", "watch", str(mirror), "--headless", "--poll", "0.1",
+         "--record", str(recording)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: len(recorded_trials(recording)) == 5)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert recorded_trials(recording) == list(range(5))
+    assert recording.read_text().endswith("\n")

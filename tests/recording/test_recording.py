@@ -1,0 +1,138 @@
+"""Recordings: round trip, torn last line, gzip, unknown kinds, future versions."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from anemon.errors import SourceError
+from anemon.events import (
+    CooldownEvent,
+    ErrorEvent,
+    GapEvent,
+    MarkerEvent,
+    PhaseEvent,
+    TelemetryEvent,
+    TrialEvent,
+    UnknownEvent,
+)
+from anemon.recording.codec import from_record, to_record
+from anemon.recording.reader import open_source
+from anemon.recording.writer import Recorder, make_header
+
+EVENTS = [
+    PhaseEvent(t=0.0, wall=1.0, phase="launching", reason="arm a"),
+    TrialEvent(
+        t=1.5, wall=2.5, arm="a", source="m.log", line="TRIAL arm=a ...", trial=1,
+        decode_tps=75.8, prompt_tps=3900.0, gen=256, thermal=2, battery=95.0,
+        battery_state="charging", extra={"kv": "fp16"}, app_t=9.6,
+    ),
+    ErrorEvent(t=2.0, wall=3.0, arm="a", line="ERROR: boom", message="boom"),
+    CooldownEvent(t=3.0, wall=4.0, elapsed_s=10, min_s=180, cap_s=600, until="fair", thermal=2,
+                  basis="app"),
+    MarkerEvent(t=4.0, wall=5.0, note="[bold]not markup[/]"),
+    GapEvent(t=5.0, wall=6.0, state="begin", reason="unplugged"),
+    TelemetryEvent(t=6.0, wall=7.0, battery=80.0, temperature_c=31.5, free_gb=20.0),
+]  # fmt: skip
+
+
+def record(tmp_path, events=EVENTS, name="rec.jsonl"):
+    path = tmp_path / name
+    with Recorder(path, make_header(source="test")) as recorder:
+        for event in events:
+            recorder.write(event)
+    return path
+
+
+def test_round_trip_keeps_every_field(tmp_path):
+    path = record(tmp_path)
+    reader = open_source(path)
+    assert reader.kind == "recording"
+    assert reader.header["format"] == "anemon-recording" and reader.header["version"] == 1
+    back = list(reader)
+    assert [type(e) for e in back] == [type(e) for e in EVENTS]
+    trial = back[1]
+    assert (trial.decode_tps, trial.thermal, trial.app_t, dict(trial.extra)) == (
+        75.8, 2, 9.6, {"kv": "fp16"},
+    )  # fmt: skip
+    assert back[4].note == "[bold]not markup[/]"
+
+
+def test_lines_use_the_spec_names(tmp_path):
+    lines = record(tmp_path).read_text().splitlines()
+    header, trial = json.loads(lines[0]), json.loads(lines[2])
+    assert set(header) == {"format", "version", "created", "anemon", "host", "source", "device",
+                           "plan"}  # fmt: skip
+    assert trial["kind"] == "trial" and trial["thermal"] == "serious"
+    assert {"t", "wall", "arm", "decode_tps", "prompt_tps", "battery_state"} <= set(trial)
+
+
+def test_torn_last_line_is_skipped(tmp_path):
+    path = record(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-20])  # killed mid-write: the last line lost its end
+    reader = open_source(path)
+    events = list(reader)
+    assert len(events) == len(EVENTS) - 1
+    assert reader.torn == 1 and reader.warnings == 0
+
+
+def test_bad_line_inside_is_counted_not_fatal(tmp_path):
+    path = record(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines.insert(2, "{not json\n")
+    lines.insert(3, "[1, 2]\n")
+    path.write_text("".join(lines))
+    reader = open_source(path)
+    assert len(list(reader)) == len(EVENTS)
+    assert reader.warnings == 2
+
+
+def test_gzip_recording_reads_the_same(tmp_path):
+    path = record(tmp_path)
+    gz = tmp_path / "rec.jsonl.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert [to_record(e) for e in open_source(gz)] == [to_record(e) for e in open_source(path)]
+
+
+def test_gzip_raw_log_reads_as_a_log(tmp_path):
+    gz = tmp_path / "bench.gz"
+    gz.write_bytes(gzip.compress(b"TRIAL arm=a decode_tps=5\n"))
+    reader = open_source(gz)
+    assert reader.kind == "log"
+    assert [e.decode_tps for e in reader] == [5.0]
+
+
+def test_unknown_kinds_and_fields_are_kept(tmp_path):
+    path = record(tmp_path, events=[])
+    with path.open("a") as f:
+        f.write(json.dumps({"kind": "vibes", "t": 1, "wall": 2, "arm": "a", "mood": "ok"}) + "\n")
+        f.write(json.dumps({"kind": "marker", "t": 2, "wall": 3, "arm": None, "note": "n",
+                            "colour": "red"}) + "\n")  # fmt: skip
+    unknown, marker = list(open_source(path))
+    assert isinstance(unknown, UnknownEvent) and unknown.fields == {"mood": "ok"}
+    assert to_record(unknown) == {"kind": "vibes", "mood": "ok"}
+    assert isinstance(marker, MarkerEvent) and marker.note == "n"
+
+
+def test_a_recorded_kind_missing_a_required_field_is_kept_as_unknown():
+    event = from_record({"kind": "phase", "t": 1, "wall": 1})
+    assert isinstance(event, UnknownEvent) and event.name == "phase"
+
+
+def test_future_version_is_refused(tmp_path):
+    path = tmp_path / "future.jsonl"
+    header = make_header(source="x") | {"version": 2}
+    path.write_text(json.dumps(header) + "\n")
+    with pytest.raises(SourceError, match="version 2 is newer"):
+        open_source(path)
+
+
+def test_flushed_per_event(tmp_path):
+    path = tmp_path / "live.jsonl"
+    recorder = Recorder(path, make_header(source="x"))
+    recorder.write(EVENTS[1])
+    assert len(path.read_text().splitlines()) == 2  # readable before close: a crash loses nothing
+    recorder.close()
