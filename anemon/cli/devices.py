@@ -1,0 +1,187 @@
+"""`anemon devices [--backend KIND|all] [--json]`: attached devices and what the host reads.
+
+Per device: name, udid, OS, battery %, charging, battery temperature, free and total disk.
+With `all`, a backend that cannot answer (no usbmuxd, no xcrun) is reported as unavailable
+instead of failing the command; asked for by name, its error is the command's error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import asdict, dataclass
+
+from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
+
+BACKENDS = ("sim", "pymobiledevice3", "devicectl")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRow:
+    backend: str
+    name: str
+    udid: str
+    os: str
+    model: str
+    battery_percent: float | None
+    charging: bool | None
+    plugged: bool | None
+    temperature_c: float | None
+    free_gb: float | None
+    total_gb: float | None
+    error: str = ""
+    """Why the readings are missing (locked, not paired, ...), or empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackendResult:
+    backend: str
+    rows: list[DeviceRow]
+    unavailable: str = ""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("devices", help="attached devices and what the host can read")
+    parser.add_argument("--backend", choices=(*BACKENDS, "all"), default="all", metavar="KIND")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    kinds = BACKENDS if args.backend == "all" else (args.backend,)
+    results = asyncio.run(collect(kinds))
+    if args.backend != "all" and results[0].unavailable:
+        raise DeviceError(f"{args.backend}: {results[0].unavailable}")
+    if args.json:
+        print(to_json(results))
+    else:
+        _print_table(results)
+    return 0
+
+
+async def collect(kinds: tuple[str, ...]) -> list[BackendResult]:
+    return [await _collect(kind) for kind in kinds]
+
+
+async def _collect(kind: str) -> BackendResult:
+    try:
+        rows = await LISTERS[kind]()
+    except (DeviceError, OSError) as e:
+        return BackendResult(kind, [], str(e))
+    return BackendResult(kind, rows)
+
+
+# -- the backends -------------------------------------------------------------------------------
+
+
+async def _sim() -> list[DeviceRow]:
+    from anemon.simulator import SimConfig, SimulatedIPhone
+
+    config = SimConfig()
+    t = SimulatedIPhone(config).telemetry()
+    info = DeviceInfo("sim", "sim", "Simulated iPhone", f"simulated ({config.os_build})")
+    telemetry = Telemetry(
+        battery=t.battery_percent,
+        charging=t.charging,
+        plugged=t.plugged,
+        temperature_c=t.temperature_c,
+        free_gb=t.free_bytes / 1e9,
+        total_gb=t.total_bytes / 1e9,
+    )
+    return [_row(info, telemetry)]
+
+
+async def _pmd3() -> list[DeviceRow]:
+    from anemon.devices.pmd3 import list_attached
+
+    return [_row(r.info, r.telemetry, r.error) for r in await list_attached()]
+
+
+async def _devicectl() -> list[DeviceRow]:
+    try:
+        from anemon.devices.devicectl import DevicectlDevice
+    except ImportError:
+        raise DeviceError("the devicectl backend is not installed") from None
+    lister = DevicectlDevice()
+    try:
+        devices = await lister.list_devices()
+    finally:
+        await lister.close()
+    rows = []
+    for d in devices:
+        info = DeviceInfo("devicectl", d.udid or d.identifier, d.name, d.os_version, d.product_type)
+        rows.append(_row(info, None, "devicectl reads no battery, temperature or disk"))
+    return rows
+
+
+LISTERS = {"sim": _sim, "pymobiledevice3": _pmd3, "devicectl": _devicectl}
+
+
+def _row(info: DeviceInfo, t: Telemetry | None, error: str = "") -> DeviceRow:
+    t = t or Telemetry()
+    return DeviceRow(
+        backend=info.kind,
+        name=info.name,
+        udid=info.udid,
+        os=info.os,
+        model=info.model,
+        battery_percent=t.battery,
+        charging=t.charging,
+        plugged=t.plugged,
+        temperature_c=t.temperature_c,
+        free_gb=None if t.free_gb is None else round(t.free_gb, 2),
+        total_gb=None if t.total_gb is None else round(t.total_gb, 2),
+        error=error,
+    )
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def to_json(results: list[BackendResult]) -> str:
+    document = {
+        "devices": [asdict(row) for result in results for row in result.rows],
+        "backends": {r.backend: _status(r) for r in results},
+    }
+    return json.dumps(document, indent=2)
+
+
+def _status(result: BackendResult) -> str:
+    return f"unavailable: {result.unavailable}" if result.unavailable else "ok"
+
+
+def _print_table(results: list[BackendResult]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from anemon.headless import make_console
+
+    table = Table(title="Devices")
+    for column in ("backend", "name", "udid", "OS", "battery", "charging", "temp", "disk free"):
+        table.add_column(column)
+    for row in (row for result in results for row in result.rows):
+        cells = (row.backend, row.name, row.udid, row.os, *_readings(row))
+        table.add_row(*(Text(cell) for cell in cells))  # Text: device names are data
+    console = make_console()
+    console.print(table)
+    for result in results:
+        if result.unavailable:
+            print(f"{result.backend}: {_status(result)}", file=sys.stderr)
+        for row in result.rows:
+            if row.error:
+                print(f"{row.backend} {row.name}: {row.error}", file=sys.stderr)
+
+
+def _readings(row: DeviceRow) -> tuple[str, str, str, str]:
+    battery = "—" if row.battery_percent is None else f"{row.battery_percent:.0f} %"
+    charging = {None: "—", True: "charging", False: "not charging"}[row.charging]
+    if row.charging is False and row.plugged:
+        charging = "plugged, not charging"
+    temp = "—" if row.temperature_c is None else f"{row.temperature_c:.1f} °C"
+    disk = "—"
+    if row.free_gb is not None:
+        total = "" if row.total_gb is None else f" / {row.total_gb:.0f}"
+        disk = f"{row.free_gb:.1f}{total} GB"
+    return battery, charging, temp, disk

@@ -1,0 +1,110 @@
+"""`anemon run PLAN.toml`: execute a bench plan (spec/plan.md) on a device or the simulator.
+
+Exit status: 0 every arm completed; 1 some arm failed or was aborted (the summary says which
+and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from anemon.cli.common import add_record_options, add_view_options, speed
+from anemon.errors import AnemonError
+
+if TYPE_CHECKING:
+    from anemon.control.plan import Plan
+    from anemon.control.runner import PlanRun
+
+DEVICE_KINDS = ("sim", "devicectl", "pymobiledevice3")
+DASHBOARD_MAX_SPEED = 600.0
+"""`--speed max` under the dashboard: it needs real time, so "max" is a large factor."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="execute a bench plan (TOML)")
+    parser.add_argument("plan", type=Path, metavar="PLAN.toml")
+    parser.add_argument("--device", choices=DEVICE_KINDS, help="override the plan's device.kind")
+    parser.add_argument("--speed", type=speed, metavar="X|max", help="simulator clock speed")
+    add_view_options(parser)
+    add_record_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from anemon.control.plan import load_plan
+
+    plan = load_plan(args.plan)
+    if args.device:
+        plan = dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=args.device))
+    if args.speed is not None and plan.device.kind != "sim":
+        raise AnemonError('--speed is for the simulator only (device.kind = "sim")')
+    return execute(plan, args, args.speed or 1.0)
+
+
+def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
+    """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status."""
+    from anemon.control.clock import clock_for
+    from anemon.control.runner import PlanRun
+    from anemon.recording.writer import default_path
+
+    record = None if args.no_record else (args.record or default_path(plan.tag))
+    ui = None if args.headless else _dashboard()
+    if ui is not None and math.isinf(speed_x):
+        speed_x = DASHBOARD_MAX_SPEED
+    if ui is not None:
+        ui.resolve(args.layout)  # a bad layout is a usage error before anything starts
+    feed = PlanRun(plan, clock_for(speed_x), record=record)
+    print(f"recording to {record}" if record else "not recording (--no-record)", file=sys.stderr)
+    if ui is None:
+        return _headless(feed)
+    ui.launch(feed, args.layout)
+    return _exit_status(feed)
+
+
+def _dashboard() -> ModuleType | None:
+    try:
+        from anemon import ui
+    except ImportError:
+        print("anemon: the dashboard is not available; running headless", file=sys.stderr)
+        return None
+    return ui
+
+
+def _headless(feed: PlanRun) -> int:
+    from anemon.control.clock import run as run_on_clock
+    from anemon.control.runner import run_with_signals
+    from anemon.headless import HeadlessView, make_console
+
+    view = HeadlessView(make_console())
+    feed.pipeline.subscribe(view.handle)
+    try:
+        run_on_clock(run_with_signals(feed), feed.clock)
+    finally:
+        feed.close()
+    view.finish(feed.session, title=feed.title)
+    for line in outcome_lines(feed):
+        view.console.print(line, markup=False, highlight=False)
+    return _exit_status(feed)
+
+
+def outcome_lines(feed: PlanRun) -> list[str]:
+    """Which arms did not complete, and why (under the summary table)."""
+    result = feed.result
+    if result is None:
+        return ["the run did not finish"]
+    lines = [f"not completed: {o.describe()}" for o in result.failures]
+    if result.skipped:
+        lines.append("not run: " + ", ".join(result.skipped))
+    if result.aborted:
+        lines.append("aborted by the operator")
+    return lines
+
+
+def _exit_status(feed: PlanRun) -> int:
+    return 1 if feed.result is None else feed.result.exit_status

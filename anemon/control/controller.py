@@ -1,0 +1,388 @@
+"""The Controller: an asyncio state machine that runs a plan's arms on a Device.
+
+It follows the app's log (device.follow_log → LineFeed → pipeline) and reacts to the parsed
+events; every transition, retry, countdown step and decision it makes is an event on the same
+pipeline (phase, cooldown, error, marker, gap), so the recording, the charts and the status
+line all show it. Operator actions are plain async methods the UI, the keys and the signal
+handlers call alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from anemon.control.arm import ArmRun, Command
+from anemon.control.clock import Clock
+from anemon.control.cooldown import Gate, Reading, choose_reading
+from anemon.control.launch import probe_env
+from anemon.control.outcome import ArmOutcome, RunResult
+from anemon.control.plan import ArmSpec, Plan
+from anemon.devices.base import Device, DeviceError, LogGap, LogReset, Telemetry
+from anemon.events import (
+    CooldownEvent,
+    ErrorEvent,
+    Event,
+    GapEvent,
+    IdleEvent,
+    MarkerEvent,
+    PhaseEvent,
+    RecordEvent,
+    TelemetryEvent,
+    TrialEvent,
+)
+from anemon.pipeline import LineFeed, Pipeline
+
+COOLDOWN_STEP_S = 5.0
+"""How often a cooldown decides again (each step is a CooldownEvent)."""
+TELEMETRY_S = 10.0
+"""How often host telemetry is read."""
+CONTROLLER = "controller"
+OPERATOR = "operator"
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """One launch of the schedule: an arm and which round of it."""
+
+    arm: ArmSpec
+    round: int
+
+
+def schedule(plan: Plan) -> tuple[Launch, ...]:
+    """sustain: each arm once; ab: A-B-A-B ... for `rounds` rounds."""
+    rounds = plan.protocol.rounds if plan.protocol.kind == "ab" else 1
+    return tuple(Launch(arm, r) for r in range(1, rounds + 1) for arm in plan.arms)
+
+
+class Controller:
+    """Runs one plan; `await run()` returns how every arm ended."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        device: Device,
+        pipeline: Pipeline,
+        clock: Clock,
+        *,
+        mirror: Path,
+        battery_prompts: bool | None = None,
+    ) -> None:
+        self.plan = plan
+        self.device = device
+        self.pipeline = pipeline
+        self.clock = clock
+        self.mirror = mirror
+        self.battery_prompts = battery_prompts
+        """Prompt unplug/replug around each arm; None: for sim arms with the unplug fault."""
+        self.source = f"{device.kind}:{plan.log_path}"
+        self.feed = LineFeed(pipeline, self.source)
+        self.phase = "idle"
+        self.arm: str | None = None
+        self.prompt: str | None = None
+        """What the operator is asked to do now (battery protocol), else None."""
+        self.paused = False
+        self.aborting = False
+        self.gap = False
+        self.telemetry: Telemetry | None = None
+        self._run: ArmRun | None = None
+        self._gate: Gate | None = None
+        self._gate_start = 0.0
+        self._wake = asyncio.Event()
+        self._telemetry_read = asyncio.Event()
+        self._idle_thermal: int | None = None
+        self._trial_thermal: int | None = None
+        pipeline.subscribe(self._on_event)
+
+    # -- the run ----------------------------------------------------------------------------
+
+    async def run(self) -> RunResult:
+        tasks = [asyncio.create_task(self._follow()), asyncio.create_task(self._poll_telemetry())]
+        outcomes: list[ArmOutcome] = []
+        launches = schedule(self.plan)
+        try:
+            installed = await self._install()
+            for index, launch in enumerate(launches if installed else ()):
+                if not await self._before(launch, first=index == 0):
+                    break
+                outcome = await self._launch(launch)
+                outcomes.append(outcome)
+                if outcome.status == "failed" and self.plan.guards.on_error == "abort":
+                    break
+            await self.clock.sleep(self.plan.device.poll_s * 1.5)  # one more pull
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        skipped = tuple(launch.arm.name for launch in launches[len(outcomes) :])
+        result = RunResult(tuple(outcomes), self.aborting, skipped)
+        self._finish(result)
+        return result
+
+    async def _before(self, launch: Launch, *, first: bool) -> bool:
+        """Hold while paused, cool down; False if the session is over."""
+        while self.paused and not self.aborting:
+            self._phase("idle", None, "queue paused by the operator")
+            await self._nap(None)
+        if not first and not self.aborting:
+            await self._cool(launch.arm)
+        return not self.aborting
+
+    async def _launch(self, launch: Launch) -> ArmOutcome:
+        run = self._run = ArmRun(self, launch.arm, launch.round)
+        try:
+            outcome = await run.run()
+        finally:
+            self._run = None
+        self._phase("done" if outcome.status == "done" else "aborted", launch.arm.model,
+                    outcome.describe())  # fmt: skip
+        return outcome
+
+    async def _install(self) -> bool:
+        if not self.plan.app.install:
+            return True
+        self._phase("installing", None, self.plan.app.install)
+        try:
+            await self.device.install(Path(self.plan.app.install))
+        except DeviceError as e:
+            self.error(None, f"install failed: {e}")
+            return False
+        settle = self.plan.guards.settle_after_install_s
+        self._phase("installing", None, f"installed; settling {settle:g} s before launching")
+        await self._nap(settle)
+        return not self.aborting
+
+    def _finish(self, result: RunResult) -> None:
+        if result.aborted:
+            self._phase("aborted", None, "session aborted by the operator")
+            return
+        done = sum(o.status == "done" for o in result.outcomes)
+        parts = [f"{done} of {len(result.outcomes) + len(result.skipped)} launches completed"]
+        parts += [o.describe() for o in result.failures]
+        if result.skipped:
+            parts.append("not run: " + ", ".join(result.skipped))
+        self._phase("done", None, "; ".join(parts))
+
+    # -- cooldown ---------------------------------------------------------------------------
+
+    async def _cool(self, arm: ArmSpec) -> None:
+        spec = self.plan.cooldown
+        gate = self._gate = Gate(spec.min_s, spec.cap_s, spec.until)
+        self._gate_start = self.clock.t()
+        self._idle_thermal = None
+        rule = f"at least {spec.min_s:g} s, until {spec.until}, cap {spec.cap_s:g} s"
+        self._phase("cooling", arm.model, rule)
+        probe = await self._start_probe() if spec.until != "none" else None
+        try:
+            while True:
+                elapsed = self.clock.t() - self._gate_start
+                reading = self.reading()
+                verdict = "aborted" if self.aborting else gate.verdict(elapsed, reading.thermal)
+                self._cooldown_event(arm, gate, elapsed, reading, verdict)
+                if verdict is not None:
+                    return
+                await self._nap(gate.next_check_in(elapsed, COOLDOWN_STEP_S))
+        finally:
+            self._gate = None
+            if probe is not None:
+                await self.terminate(probe)
+
+    def reading(self) -> Reading:
+        """The thermal reading a cooldown goes by now (and where it comes from)."""
+        temperature = self.telemetry.temperature_c if self.telemetry else None
+        return choose_reading(self._idle_thermal, temperature, self._trial_thermal)
+
+    def _cooldown_event(
+        self, arm: ArmSpec, gate: Gate, elapsed: float, reading: Reading, verdict: str | None
+    ) -> None:
+        self.emit(CooldownEvent, arm=arm.model, elapsed_s=round(elapsed, 3), min_s=gate.min_s,
+                  cap_s=gate.cap_s, until=gate.until, thermal=reading.thermal,
+                  basis=reading.basis, done=verdict is not None, reason=verdict or "")  # fmt: skip
+
+    async def _start_probe(self) -> int | None:
+        """Launch the app in idle mode for thermal readings; None (time/host) if refused."""
+        try:
+            return await self.device.launch(self.plan.app.bundle, probe_env(self.plan))
+        except DeviceError as e:
+            self._phase("cooling", self.arm, f"no thermal probe ({e}): host or time")
+            return None
+
+    # -- operator actions -------------------------------------------------------------------
+
+    async def abort_arm(self) -> None:
+        """Stop the arm in progress (its app is terminated); the queue goes on."""
+        self.marker_now("abort arm" if self._run else "abort arm: no arm is running")
+        if self._run is not None:
+            self._run.command(Command.ABORT_ARM)
+        self._wake.set()
+
+    async def abort_session(self) -> None:
+        self.request_abort_session()
+
+    def request_abort_session(self, why: str = "abort session") -> None:
+        """Synchronous, for signal handlers: stop the app, read what is pending, finish."""
+        if self.aborting:
+            return
+        self.aborting = True
+        self.marker_now(why)
+        if self._run is not None:
+            self._run.command(Command.ABORT_SESSION)
+        self._wake.set()
+
+    async def skip_cooldown(self) -> None:
+        if self._gate is None:
+            self.marker_now("skip cooldown: not cooling")
+            return
+        self._gate.skipped = True
+        self.marker_now("skip cooldown")
+        self._wake.set()
+
+    async def extend_cooldown(self, seconds: float) -> None:
+        if self._gate is None:
+            self.marker_now("extend cooldown: not cooling")
+            return
+        self._gate.extend(self.clock.t() - self._gate_start, seconds)
+        self.marker_now(f"extend cooldown by {seconds:g} s")
+        self._wake.set()
+
+    async def pause_queue(self) -> None:
+        """Start no further arm after the one in progress, until resumed."""
+        self.paused = True
+        self.marker_now("pause the queue after this arm")
+
+    async def resume_queue(self) -> None:
+        self.paused = False
+        self.marker_now("resume the queue")
+        self._wake.set()
+
+    async def marker(self, note: str) -> None:
+        self.marker_now(note)
+
+    def marker_now(self, note: str, source: str = OPERATOR) -> None:
+        self.emit(MarkerEvent, arm=self.arm, source=source, note=note)
+
+    # -- battery protocol -------------------------------------------------------------------
+
+    def prompts_for(self, arm: ArmSpec) -> bool:
+        if self.battery_prompts is not None:
+            return self.battery_prompts
+        sim = self.plan.sim.arms.get(arm.name)
+        return self.device.kind == "sim" and sim is not None and sim.fault == "unplug"
+
+    async def ask(self, prompt: str, done: Callable[[Telemetry | None], bool], then: str) -> None:
+        """Show `prompt` and wait until host telemetry says the operator did it."""
+        self.prompt = prompt
+        self.marker_now(prompt, source="prompt")
+        try:
+            while not done(self.telemetry):
+                read = self._telemetry_read
+                await read.wait()
+        finally:
+            self.prompt = None
+        self.marker_now(then, source=CONTROLLER)
+
+    # -- the log and telemetry --------------------------------------------------------------
+
+    async def _follow(self) -> None:
+        stream = self.device.follow_log(self.plan.app.bundle, self.plan.log_path, self.mirror)
+        async for batch in stream:
+            lines: list[str] = []
+            for item in batch:
+                if isinstance(item, str):
+                    lines.append(item)
+                    continue
+                self.feed.feed(lines)
+                lines = []
+                if isinstance(item, LogGap):
+                    self._on_gap(item)
+                elif isinstance(item, LogReset):
+                    self.feed.reset(item.reason)
+            self.feed.feed(lines)
+
+    def _on_gap(self, gap: LogGap) -> None:
+        self.gap = gap.state == "begin"
+        event = self.emit(GapEvent, arm=self.arm, state=gap.state, reason=gap.reason)
+        if self._run is not None:
+            self._run.inbox.put_nowait(event)
+
+    async def _poll_telemetry(self) -> None:
+        while True:
+            try:
+                telemetry = await self.device.telemetry()
+            except DeviceError:
+                telemetry = None
+            self.telemetry = telemetry
+            if telemetry is not None:
+                self.emit(TelemetryEvent, battery=telemetry.battery,
+                          battery_state=_battery_state(telemetry),
+                          temperature_c=telemetry.temperature_c, free_gb=telemetry.free_gb,
+                          total_gb=telemetry.total_gb)  # fmt: skip
+            read, self._telemetry_read = self._telemetry_read, asyncio.Event()
+            read.set()
+            await self.clock.sleep(TELEMETRY_S)
+
+    def _on_event(self, event: Event) -> None:
+        if not isinstance(event, RecordEvent) or event.source != self.source:
+            return
+        if isinstance(event, IdleEvent) and event.thermal is not None:
+            self._idle_thermal = event.thermal
+        elif isinstance(event, TrialEvent) and event.thermal is not None:
+            self._trial_thermal = event.thermal
+        if self._run is not None:
+            self._run.inbox.put_nowait(event)
+
+    # -- helpers the arm run uses -----------------------------------------------------------
+
+    def emit(self, cls: type[Event], *, source: str = CONTROLLER, **fields: object) -> Event:
+        t, wall = self.pipeline.stamp()
+        event = cls(t=t, wall=wall, source=source, **fields)  # type: ignore[arg-type]
+        self.pipeline.emit(event)
+        return event
+
+    def _phase(self, phase: str, arm: str | None, reason: str = "") -> None:
+        self.phase, self.arm = phase, arm
+        self.emit(PhaseEvent, arm=arm, phase=phase, reason=reason)
+
+    def set_phase(self, phase: str, arm: str | None, reason: str = "") -> None:
+        self._phase(phase, arm, reason)
+
+    def error(self, arm: str | None, message: str) -> None:
+        """A failure anemon detected itself (watchdog, guard, refusal): an error record."""
+        self.emit(ErrorEvent, arm=arm, message=message, line=f"anemon: ERROR: {message}")
+
+    async def terminate(self, pid: int) -> None:
+        try:
+            await self.device.terminate(pid)
+        except DeviceError as e:
+            self.marker_now(f"could not stop pid {pid}: {e}", source=CONTROLLER)
+
+    async def _nap(self, seconds: float | None) -> None:
+        """Wait `seconds` (None: until woken); an operator action wakes it early."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await self.clock.wait_for(self._wake.wait(), seconds)
+
+    async def nap(self, seconds: float) -> None:
+        await self._nap(seconds)
+
+    async def fresh_telemetry(self) -> Telemetry | None:
+        """Read telemetry now (the free-disk guard must not go by a stale reading)."""
+        try:
+            self.telemetry = await self.device.telemetry()
+        except DeviceError:
+            return self.telemetry
+        return self.telemetry
+
+    def last_free_gb(self) -> float | None:
+        return self.pipeline.session.free_gb.last()
+
+
+def _battery_state(telemetry: Telemetry) -> str | None:
+    if telemetry.plugged is False:
+        return "unplugged"
+    if telemetry.charging:
+        return "charging"
+    return "full" if telemetry.plugged else None

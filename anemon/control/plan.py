@@ -1,0 +1,385 @@
+"""Bench plans (spec/plan.md): TOML read and validated up front into frozen dataclasses.
+
+Every problem is one line naming the file, the line (where the key is written) and the key,
+and it is raised before anything touches a device.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from anemon.control.toml_lines import locate
+from anemon.errors import AnemonError
+
+THERMAL_UNTIL = ("nominal", "fair", "serious", "none")
+DEVICE_KINDS = ("sim", "devicectl", "pymobiledevice3")
+PROTOCOLS = ("sustain", "ab")
+ON_ERROR = ("abort", "next-arm")
+FAULTS = ("none", "hang", "load_error", "gpu_timeout", "refuse_launch", "busy", "unplug")
+SECTIONS = ("tag", "device", "app", "protocol", "cooldown", "guards", "arms", "sim")
+THERMAL_START = ("nominal", "fair", "serious", "critical")
+_TAG = re.compile(r"[A-Za-z0-9._-]+")
+_NAME = re.compile(r"[^\s=\"]+")
+
+
+class PlanError(AnemonError):
+    """The plan cannot be run as written; nothing was started."""
+
+    title = "Bad plan"
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    kind: str = "sim"
+    id: str = ""
+    """UDID or name; empty = the only attached device."""
+    poll_s: float = 2.0
+    """How often the container log is pulled where the backend copies whole files."""
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    bundle: str = "com.example.bench"
+    log: str = "Documents/sustain/{tag}.log"
+    """The log's path in the app's data container; `{tag}` is the plan's tag."""
+    install: str = ""
+    """A .app/.ipa installed before the first arm ("" = none)."""
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    kind: str = "sustain"
+    seconds: float = 600.0
+    prompt: int = 128
+    gen: int = 256
+    rounds: int = 2
+    trials: int = 5
+
+
+@dataclass(frozen=True)
+class CooldownSpec:
+    min_s: float = 180.0
+    until: str = "fair"
+    """Thermal name to reach, or "none" (min_s alone)."""
+    cap_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class GuardSpec:
+    settle_after_install_s: float = 10.0
+    launch_retries: int = 5
+    first_trial_timeout_s: float = 1500.0
+    stall_timeout_s: float = 120.0
+    min_free_gb: float = 5.0
+    on_error: str = "next-arm"
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    name: str
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def model(self) -> str:
+        """The AB_MODEL the app is given (the arm's env wins over its name)."""
+        return self.env.get("AB_MODEL", self.name)
+
+
+@dataclass(frozen=True)
+class SimArmSpec:
+    profile: str
+    fault: str = "none"
+    fault_at_s: float = 0.0
+    fault_count: int = 1
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    start_thermal: str = "nominal"
+    plugged: bool = True
+    free_gb: float = 38.0
+    arms: Mapping[str, SimArmSpec] = field(default_factory=lambda: MappingProxyType({}))
+    """By arm name."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    tag: str
+    arms: tuple[ArmSpec, ...]
+    device: DeviceSpec = DeviceSpec()
+    app: AppSpec = AppSpec()
+    protocol: ProtocolSpec = ProtocolSpec()
+    cooldown: CooldownSpec = CooldownSpec()
+    guards: GuardSpec = GuardSpec()
+    sim: SimSpec = SimSpec()
+    path: Path | None = None
+    """Where it was read from (None: built in code)."""
+
+    @property
+    def log_path(self) -> str:
+        return self.app.log.replace("{tag}", self.tag)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as the recording's header stores it (every default filled in)."""
+        return {
+            "tag": self.tag,
+            "device": _fields(self.device),
+            "app": _fields(self.app),
+            "protocol": _fields(self.protocol),
+            "cooldown": _fields(self.cooldown),
+            "guards": _fields(self.guards),
+            "arms": [{"name": a.name, "env": dict(a.env)} for a in self.arms],
+            "sim": {
+                **{k: v for k, v in _fields(self.sim).items() if k != "arms"},
+                "arms": {name: _fields(arm) for name, arm in self.sim.arms.items()},
+            },
+        }
+
+
+def _fields(obj: object) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def load_plan(path: Path) -> Plan:
+    """Read and validate a plan file; PlanError (exit 2) on any problem."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PlanError(f"{path}: cannot read the plan: {e}") from e
+    return parse_plan(text, path)
+
+
+def parse_plan(text: str, path: Path | str = "<plan>") -> Plan:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise PlanError(_syntax_message(str(e), path)) from e
+    return _Reader(text, Path(path)).plan(data)
+
+
+def _syntax_message(message: str, path: Path | str) -> str:
+    match = re.search(r"\s*\(at line (\d+), column \d+\)$", message)
+    if match is None:
+        return f"{path}: not valid TOML: {message}"
+    return f"{path}:{match.group(1)}: not valid TOML: {message[: match.start()]}"
+
+
+_Key = tuple[str | int, ...]
+
+
+class _Reader:
+    """Validates the TOML document section by section, naming file, line and key."""
+
+    def __init__(self, text: str, path: Path) -> None:
+        self.text = text
+        self.path = path
+
+    def error(self, key: _Key, problem: str) -> PlanError:
+        line = locate(self.text, key)
+        where = f"{self.path}:{line}" if line is not None else str(self.path)
+        return PlanError(f"{where}: {_dotted(key)}: {problem}")
+
+    def plan(self, data: dict[str, Any]) -> Plan:
+        self.only(data, (), SECTIONS)
+        if "tag" not in data:
+            raise self.error(("tag",), "required (a name for the run: letters, digits, . _ -)")
+        tag = self.value(data, ("tag",), str)
+        if not _TAG.fullmatch(tag):
+            raise self.error(("tag",), f"{tag!r}: only letters, digits, '.', '_', '-'")
+        device = self.section(data, "device", DeviceSpec, {"poll_s": _positive})
+        self.choice(device.kind, ("device", "kind"), DEVICE_KINDS)
+        app = self.section(data, "app", AppSpec, {"bundle": _nonempty, "log": _nonempty})
+        protocol = self.protocol(data)
+        cooldown = self.cooldown(data)
+        guards = self.guards(data)
+        arms = self.arms(data)
+        sim = self.sim(data, arms, device.kind == "sim")
+        return Plan(tag, arms, device, app, protocol, cooldown, guards, sim, self.path)
+
+    # -- sections --------------------------------------------------------------------------
+
+    def protocol(self, data: dict[str, Any]) -> ProtocolSpec:
+        checks = {name: _positive for name in ("seconds", "prompt", "gen", "rounds", "trials")}
+        protocol = self.section(data, "protocol", ProtocolSpec, checks)
+        self.choice(protocol.kind, ("protocol", "kind"), PROTOCOLS)
+        return protocol
+
+    def cooldown(self, data: dict[str, Any]) -> CooldownSpec:
+        checks = {"min_s": _not_negative, "cap_s": _not_negative}
+        cooldown = self.section(data, "cooldown", CooldownSpec, checks)
+        self.choice(cooldown.until, ("cooldown", "until"), THERMAL_UNTIL)
+        if cooldown.cap_s < cooldown.min_s:
+            raise self.error(("cooldown", "cap_s"), f"{cooldown.cap_s:g} is below min_s")
+        return cooldown
+
+    def guards(self, data: dict[str, Any]) -> GuardSpec:
+        checks = {
+            "settle_after_install_s": _not_negative,
+            "launch_retries": _not_negative,
+            "first_trial_timeout_s": _positive,
+            "stall_timeout_s": _positive,
+            "min_free_gb": _not_negative,
+        }
+        guards = self.section(data, "guards", GuardSpec, checks)
+        self.choice(guards.on_error, ("guards", "on_error"), ON_ERROR)
+        return guards
+
+    def arms(self, data: dict[str, Any]) -> tuple[ArmSpec, ...]:
+        raw = data.get("arms")
+        if raw is None:
+            raise self.error(("arms",), "required: at least one [[arms]] with a name")
+        if not isinstance(raw, list) or not all(isinstance(a, dict) for a in raw) or not raw:
+            raise self.error(("arms",), "must be one or more [[arms]] tables")
+        arms: list[ArmSpec] = []
+        for index, table in enumerate(raw):
+            arm = self.arm(table, index)
+            if any(a.name == arm.name for a in arms):
+                raise self.error(("arms", index, "name"), f"{arm.name!r} appears twice")
+            arms.append(arm)
+        return tuple(arms)
+
+    def arm(self, table: dict[str, Any], index: int) -> ArmSpec:
+        key: _Key = ("arms", index)
+        self.only(table, key, ("name", "env"))
+        if "name" not in table:
+            raise self.error(key, "every arm needs a name")
+        name = self.value(table, (*key, "name"), str)
+        if not _NAME.fullmatch(name):
+            raise self.error((*key, "name"), f"{name!r}: no spaces, quotes or '='")
+        env = table.get("env", {})
+        if not isinstance(env, dict):
+            raise self.error((*key, "env"), 'must be a table of strings, e.g. { AB_MODEL = "x" }')
+        for var, value in env.items():
+            if not isinstance(value, str):
+                raise self.error((*key, "env", var), f"must be a string, not {_type(value)}")
+        return ArmSpec(name, MappingProxyType(dict(env)))
+
+    def sim(self, data: dict[str, Any], arms: tuple[ArmSpec, ...], used: bool) -> SimSpec:
+        raw = data.get("sim", {})
+        if not isinstance(raw, dict):
+            raise self.error(("sim",), "must be a table")
+        base = self.section({"sim": {k: v for k, v in raw.items() if k != "arms"}}, "sim",
+                            SimSpec, {"free_gb": _not_negative})  # fmt: skip
+        self.choice(base.start_thermal, ("sim", "start_thermal"), THERMAL_START)
+        tables = raw.get("arms", {})
+        if not isinstance(tables, dict):
+            raise self.error(("sim", "arms"), "must be tables [sim.arms.<arm name>]")
+        names = {a.name for a in arms}
+        for name in tables:
+            if name not in names:
+                raise self.error(("sim", "arms", name), f"no [[arms]] is named {name!r}")
+        configured = {
+            a.name: self.sim_arm(tables.get(a.name, {}), a, i, used) for i, a in enumerate(arms)
+        }
+        return SimSpec(base.start_thermal, base.plugged, base.free_gb, MappingProxyType(configured))
+
+    def sim_arm(self, table: Any, arm: ArmSpec, index: int, used: bool) -> SimArmSpec:
+        key: _Key = ("sim", "arms", arm.name)
+        if not isinstance(table, dict):
+            raise self.error(key, "must be a table")
+        checks = {"fault_at_s": _not_negative, "fault_count": _not_negative}
+        spec = self.fields(table, key, SimArmSpec, checks, defaults={"profile": arm.model})
+        self.choice(spec.fault, (*key, "fault"), FAULTS)
+        if used:
+            from anemon.simulator import PROFILES
+
+            if spec.profile not in PROFILES:
+                known = ", ".join(sorted(PROFILES))
+                if "profile" in table:
+                    problem = f"no built-in profile {spec.profile!r} (one of {known})"
+                    raise self.error((*key, "profile"), problem)
+                problem = f"{arm.name!r} needs [sim.arms.{arm.name}] profile = one of {known}"
+                raise self.error(("arms", index, "name"), problem)
+        return spec
+
+    # -- generic ---------------------------------------------------------------------------
+
+    def section(
+        self,
+        data: dict[str, Any],
+        name: str,
+        cls: type,
+        checks: Mapping[str, Any],
+    ) -> Any:
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            raise self.error((name,), f"must be a table [{name}], not {_type(table)}")
+        return self.fields(table, (name,), cls, checks)
+
+    def fields(
+        self,
+        table: dict[str, Any],
+        key: _Key,
+        cls: type,
+        checks: Mapping[str, Any],
+        *,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Any:
+        known = cls.__dataclass_fields__
+        self.only(table, key, tuple(known))
+        values: dict[str, Any] = dict(defaults or {})
+        for name, spec in known.items():
+            if name not in table:
+                continue
+            kind = {"str": str, "float": float, "int": int, "bool": bool}[spec.type]
+            value = self.value(table, (*key, name), kind)
+            check = checks.get(name)
+            if check is not None and (problem := check(value)):
+                raise self.error((*key, name), problem)
+            values[name] = value
+        return cls(**values)
+
+    def value(self, table: dict[str, Any], key: _Key, kind: type) -> Any:
+        value = table[key[-1]]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+            return value
+        wanted = {str: "a string", float: "a number", int: "an integer", bool: "true or false"}
+        raise self.error(key, f"must be {wanted[kind]}, not {_type(value)}")
+
+    def only(self, table: dict[str, Any], key: _Key, allowed: tuple[str, ...]) -> None:
+        for name in table:
+            if name not in allowed:
+                raise self.error((*key, name), f"unknown key (known: {', '.join(allowed)})")
+
+    def choice(self, value: str, key: _Key, allowed: tuple[str, ...]) -> None:
+        if value not in allowed:
+            raise self.error(key, f"{value!r} is not one of {', '.join(allowed)}")
+
+
+def _positive(value: float) -> str | None:
+    return None if value > 0 else f"must be > 0, not {value:g}"
+
+
+def _not_negative(value: float) -> str | None:
+    return None if value >= 0 else f"must be >= 0, not {value:g}"
+
+
+def _nonempty(value: str) -> str | None:
+    return None if value else "must not be empty"
+
+
+def _type(value: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "an array", dict: "a table"}  # fmt: skip
+    return names.get(type(value), type(value).__name__)
+
+
+def _dotted(key: _Key) -> str:
+    parts: list[str] = []
+    for part in key:
+        if isinstance(part, int):
+            parts[-1] += f"[{part}]"
+        else:
+            parts.append(part if _TAG.fullmatch(part) else f'"{part}"')
+    return ".".join(parts)

@@ -1,0 +1,179 @@
+"""The simulated iPhone as a Device (`device.kind = "sim"`): the same path as a real phone.
+
+The phone (anemon/simulator) is pure and lives in virtual time; this backend moves it to the
+session clock before every operation and every pull. The app's container log is copied whole
+into the local mirror every `poll_s` (as `devicectl device copy from` does), and the mirror
+is read with the same MirrorTailer a real run uses. While the phone is unplugged nothing can be
+pulled: the follow yields a gap, then, once it is back, the end of the gap and the backfill.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from anemon.devices.base import (
+    DeviceError,
+    DeviceGone,
+    DeviceInfo,
+    LaunchRefused,
+    LogGap,
+    LogItem,
+    LogReset,
+    Telemetry,
+)
+from anemon.simulator import LaunchRefused as SimRefused
+from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
+from anemon.sources.mirror import MirrorReset, MirrorTailer
+
+if TYPE_CHECKING:
+    from anemon.control.plan import Plan
+
+GB = 1_000_000_000
+UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
+
+
+class SessionClock(Protocol):
+    def t(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SimDevice:
+    """A Device over a SimulatedIPhone, advanced to `clock.t()` whenever it is used."""
+
+    kind = "sim"
+
+    def __init__(
+        self, phone: SimulatedIPhone, clock: SessionClock, *, bundle: str, poll_s: float = 2.0
+    ) -> None:
+        self.phone = phone
+        self.clock = clock
+        self.bundle = bundle
+        """What `install()` installs (the simulator has one app)."""
+        self.poll_s = poll_s
+
+    def sync(self) -> None:
+        """Bring the phone to the session's present."""
+        dt = self.clock.t() - self.phone.now
+        if dt > 0:
+            self.phone.advance(dt)
+
+    @property
+    def plugged(self) -> bool:
+        return self.phone.battery.plugged
+
+    async def connect(self) -> DeviceInfo:
+        os_build = self.phone.config.os_build
+        return DeviceInfo("sim", "SIM-00008130", "Simulated iPhone", os_build, "iPhone (sim)")
+
+    async def install(self, app: Path) -> None:
+        self._reachable()
+        self.phone.install(self.bundle)
+
+    async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
+        self._reachable()
+        try:
+            return self.phone.launch(bundle, env)
+        except SimRefused as e:
+            raise LaunchRefused(str(e), transient=e.transient, code=e.code) from e
+
+    async def terminate(self, pid: int) -> None:
+        self._reachable()
+        self.phone.terminate(pid)
+
+    def running(self) -> set[int]:
+        self.sync()
+        return self.phone.running()
+
+    async def telemetry(self) -> Telemetry | None:
+        """What a host reads over USB: nothing while unplugged, and never thermal state."""
+        self.sync()
+        if not self.plugged:
+            return None
+        t = self.phone.telemetry()
+        return Telemetry(
+            battery=t.battery_percent,
+            charging=t.charging,
+            plugged=t.plugged,
+            temperature_c=t.temperature_c,
+            free_gb=t.free_bytes / GB,
+            total_gb=t.total_bytes / GB,
+        )
+
+    async def follow_log(
+        self, bundle: str, path: str, mirror: Path
+    ) -> AsyncIterator[list[LogItem]]:
+        tailer = MirrorTailer(mirror, poll_s=self.poll_s)
+        copied: int | None = None
+        away = False
+        while True:
+            self.sync()
+            items: list[LogItem] = []
+            if not self.plugged:
+                if not away:
+                    away = True
+                    items.append(LogGap("begin", UNPLUGGED))
+            else:
+                if away:
+                    away = False
+                    items.append(LogGap("end", "plugged back in: pulling what was missed"))
+                copied = self._pull(bundle, path, mirror, copied)
+                items.extend(_item(item) for item in tailer.check())
+            if items:
+                yield items
+            await self.clock.sleep(self.poll_s)
+
+    def _pull(self, bundle: str, path: str, mirror: Path, copied: int | None) -> int | None:
+        """Copy the container file over the mirror (write + rename) when it changed."""
+        try:
+            data = self.phone.read_container_file(bundle, path)
+        except FileNotFoundError:
+            return copied  # the app has not written its log yet
+        if len(data) == copied:
+            return copied
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        partial = mirror.with_name(mirror.name + ".part")
+        partial.write_bytes(data)
+        os.replace(partial, mirror)
+        return len(data)
+
+    async def close(self) -> None:
+        return None
+
+    def _reachable(self) -> None:
+        self.sync()
+        if not self.plugged:
+            raise DeviceGone("the simulated phone is unplugged", transient=True)
+
+
+def _item(item: str | MirrorReset) -> LogItem:
+    return LogReset(item.reason) if isinstance(item, MirrorReset) else item
+
+
+def sim_config(plan: Plan) -> SimConfig:
+    """The SimConfig a plan's [sim] section describes (arms keyed by their AB_MODEL)."""
+    arms = {
+        arm.model: SimArmConfig(
+            profile=spec.profile,
+            fault=spec.fault,
+            fault_at_s=spec.fault_at_s,
+            fault_count=spec.fault_count,
+        )
+        for arm in plan.arms
+        if (spec := plan.sim.arms.get(arm.name)) is not None
+    }
+    sim = plan.sim
+    return SimConfig(start_thermal=sim.start_thermal, plugged=sim.plugged, free_gb=sim.free_gb,
+                     arms=arms)  # fmt: skip
+
+
+def from_plan(plan: Plan, clock: SessionClock) -> SimDevice:
+    """The simulated phone a plan runs on."""
+    try:
+        phone = SimulatedIPhone(sim_config(plan))
+    except ValueError as e:
+        raise DeviceError(f"simulator: {e}") from e
+    return SimDevice(phone, clock, bundle=plan.app.bundle, poll_s=plan.device.poll_s)

@@ -1,0 +1,10 @@
+"""A virtual iPhone on loopback (usbmuxd + lockdownd + diagnostics_relay + house_arrest/AFC).
+
+For tests and for anyone without a phone: the real pymobiledevice3 client talks to a simulated
+phone. `python -m anemon.devices.virtual` runs one and prints what to export.
+"""
+
+from anemon.devices.virtual.afc import AfcStats
+from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
+
+__all__ = ["DEFAULT_UDID", "AfcStats", "VirtualIPhone"]

@@ -1,0 +1,186 @@
+"""The virtual iPhone: a simulated phone reachable by the real pymobiledevice3 client.
+
+One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
+(lockdownd, diagnostics_relay, house_arrest/AFC) is reached through usbmuxd `Connect`, as on a
+Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address`. `detach()` is an unplug: the phone
+leaves the device list and every socket to it is cut; `attach()` plugs it back in.
+
+The simulator (`anemon.simulator.SimulatedIPhone` or anything with `telemetry()`,
+`container_files(bundle)` and `read_container_file(bundle, path, offset, size)`) is driven by
+whoever owns it: the servers only read it, from the event loop they run in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from anemon.devices.virtual import afc, diagnostics
+from anemon.devices.virtual.afc import AfcStats, HouseArrest
+from anemon.devices.virtual.diagnostics import DiagnosticsRelay
+from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
+from anemon.devices.virtual.plist_io import ProtocolViolation
+from anemon.devices.virtual.usbmuxd import Usbmuxd
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+DEFAULT_UDID = "00008120-000A11CE5EED0001"
+FIRST_SERVICE_PORT = 49152
+log = logging.getLogger(__name__)
+
+
+class SimLike(Protocol):
+    """What the servers read from the simulated phone."""
+
+    def telemetry(self) -> Any: ...
+
+    def container_files(self, bundle: str) -> Any: ...
+
+    def read_container_file(self, bundle: str, path: str, offset: int, size: int) -> bytes: ...
+
+
+class VirtualIPhone:
+    """A SimulatedIPhone exposed as usbmuxd + lockdownd + diagnostics + house_arrest/AFC."""
+
+    def __init__(
+        self,
+        sim: SimLike,
+        bundles: Iterable[str] = (),
+        *,
+        udid: str = DEFAULT_UDID,
+        name: str = "Virtual iPhone",
+        product_version: str = "18.5",
+        product_type: str = "iPhone16,1",
+        build_version: str = "22F76",
+    ) -> None:
+        self.sim = sim
+        self.bundles = frozenset(bundles)
+        self.udid = udid
+        self.name = name
+        self.product_version = product_version
+        self.product_type = product_type
+        self.build_version = build_version
+        self.device_id = 1
+        self.system_buid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"anemon-virtual:{udid}")).upper()
+        self.attached = True
+        self.afc_stats = AfcStats()
+        self._host_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "anemon-virtual-host")).upper()
+        self._born_ns = time.time_ns()
+        self._server: asyncio.Server | None = None
+        self._ports: dict[int, Handler] = {}
+        self._next_port = FIRST_SERVICE_PORT
+        self._device_writers: set[asyncio.StreamWriter] = set()
+        self._all_writers: set[asyncio.StreamWriter] = set()
+        self._usbmuxd = Usbmuxd(self)
+        self._lockdownd = Lockdownd(self)
+        self._services: dict[str, Handler] = {
+            diagnostics.SERVICE_NAME: DiagnosticsRelay(self).serve,
+            afc.SERVICE_NAME: HouseArrest(self).serve,
+        }
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self._all_writers):
+            _cut(writer)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> VirtualIPhone:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()
+
+    @property
+    def usbmux_address(self) -> str:
+        """`127.0.0.1:PORT`, the value for `USBMUXD_SOCKET_ADDRESS`."""
+        if self._server is None:
+            raise RuntimeError("the virtual iPhone is not started")
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f"{host}:{port}"
+
+    def detach(self) -> None:
+        """Unplug: stop listing the device and cut every connection to it."""
+        self.attached = False
+        self._ports.clear()
+        for writer in list(self._device_writers):
+            _cut(writer)
+
+    def attach(self) -> None:
+        self.attached = True
+
+    # -- for the servers ----------------------------------------------------------------------
+
+    def device_values(self) -> dict[str, Any]:
+        return {
+            "UniqueDeviceID": self.udid,
+            "DeviceName": self.name,
+            "ProductVersion": self.product_version,
+            "ProductType": self.product_type,
+            "BuildVersion": self.build_version,
+            "DeviceClass": "iPhone",
+            "ProductName": "iPhone OS",
+            "HardwareModel": "D83AP",
+            "UniqueChipID": int(self.udid.split("-")[-1], 16) if "-" in self.udid else 1,
+            "SerialNumber": "VIRTUAL0001",
+            "CPUArchitecture": "arm64e",
+        }
+
+    def pair_record(self) -> dict[str, Any]:
+        """Enough of a pair record for a session without TLS."""
+        return {"HostID": self._host_id, "SystemBUID": self.system_buid}
+
+    def sim_mtime_ns(self) -> int:
+        return self._born_ns + int(float(getattr(self.sim, "now", 0.0)) * 1e9)
+
+    def service_handler(self, name: str) -> Handler | None:
+        return self._services.get(name)
+
+    def open_port(self, handler: Handler) -> int:
+        """A one-shot device port for a started service."""
+        port = self._next_port
+        self._next_port = FIRST_SERVICE_PORT + (port + 1 - FIRST_SERVICE_PORT) % 16000
+        self._ports[port] = handler
+        return port
+
+    def take_port(self, port: int) -> Handler | None:
+        if port == LOCKDOWN_PORT:
+            return self._lockdownd.serve
+        return self._ports.pop(port, None)
+
+    def track(self, writer: asyncio.StreamWriter) -> None:
+        self._device_writers.add(writer)
+
+    # -- connections --------------------------------------------------------------------------
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._all_writers.add(writer)
+        try:
+            await self._usbmuxd.serve(reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client hung up, or an unplug cut the socket
+        except ProtocolViolation as e:
+            log.debug("virtual iPhone: dropping a connection: %s", e)
+        finally:
+            self._all_writers.discard(writer)
+            self._device_writers.discard(writer)
+            _cut(writer)
+
+
+def _cut(writer: asyncio.StreamWriter) -> None:
+    """Close at once, without flushing: what a pulled cable does."""
+    with contextlib.suppress(Exception):
+        writer.transport.abort()

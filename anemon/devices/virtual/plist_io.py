@@ -1,0 +1,60 @@
+"""The two plist framings the virtual iPhone speaks.
+
+usbmuxd: a 16-byte little-endian header (total length, version 1, message 8 = plist, tag) and
+an XML plist. lockdownd and the services behind it: a 4-byte big-endian length and a plist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import plistlib
+import struct
+from typing import Any
+
+USBMUX_HEADER = struct.Struct("<IIII")
+USBMUX_VERSION_PLIST = 1
+USBMUX_MESSAGE_PLIST = 8
+MAX_MESSAGE = 1 << 20
+"""A request larger than this is a protocol bug on the client's side: drop the connection."""
+
+
+class ProtocolViolation(Exception):
+    """The peer sent something the virtual iPhone cannot parse: it closes the connection."""
+
+
+async def read_usbmux(reader: asyncio.StreamReader) -> tuple[int, dict[str, Any]]:
+    """One usbmuxd request: its tag and its plist."""
+    header = await reader.readexactly(USBMUX_HEADER.size)
+    length, _version, _message, tag = USBMUX_HEADER.unpack(header)
+    if not USBMUX_HEADER.size <= length <= MAX_MESSAGE:
+        raise ProtocolViolation(f"usbmux message of {length} bytes")
+    return tag, _loads(await reader.readexactly(length - USBMUX_HEADER.size))
+
+
+def usbmux_packet(tag: int, message: dict[str, Any]) -> bytes:
+    payload = plistlib.dumps(message)
+    length = USBMUX_HEADER.size + len(payload)
+    return USBMUX_HEADER.pack(length, USBMUX_VERSION_PLIST, USBMUX_MESSAGE_PLIST, tag) + payload
+
+
+async def read_prefixed(reader: asyncio.StreamReader) -> dict[str, Any]:
+    """One lockdownd-style request (4-byte big-endian length + plist)."""
+    (length,) = struct.unpack(">I", await reader.readexactly(4))
+    if length > MAX_MESSAGE:
+        raise ProtocolViolation(f"plist message of {length} bytes")
+    return _loads(await reader.readexactly(length))
+
+
+def prefixed_packet(message: dict[str, Any]) -> bytes:
+    payload = plistlib.dumps(message)
+    return struct.pack(">I", len(payload)) + payload
+
+
+def _loads(data: bytes) -> dict[str, Any]:
+    try:
+        value = plistlib.loads(data)
+    except Exception as e:  # plistlib raises several types for garbage
+        raise ProtocolViolation(f"not a plist: {e}") from e
+    if not isinstance(value, dict):
+        raise ProtocolViolation("plist is not a dictionary")
+    return value

@@ -1,0 +1,83 @@
+"""Run plans on the simulator at `max` speed (virtual time) and look at what happened."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from anemon.control.clock import Clock, clock_for, run
+from anemon.control.outcome import RunResult
+from anemon.control.plan import Plan, parse_plan
+from anemon.control.runner import PlanRun
+from anemon.devices.base import Device
+from anemon.events import Event
+from anemon.store import Session
+
+LIMIT_S = 6 * 3600.0
+"""No test run may pass this much virtual time (a wait that never ends fails instead)."""
+
+TWO_ARMS = """
+tag = "t"
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+[[arms]]
+name = "minicpm5_1b_gpu_int8"
+"""
+
+
+@dataclass
+class Ran:
+    result: RunResult
+    session: Session
+    events: list[Event]
+    feed: PlanRun
+
+    def of(self, kind: type[Event]) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def outcome(self, arm: str, round_: int = 1):
+        return next(o for o in self.result.outcomes if o.arm == arm and o.round == round_)
+
+
+Operator = Callable[[PlanRun], Awaitable[None]]
+
+
+def plan(text: str, **sections: str) -> Plan:
+    """A plan from TOML text, with extra sections appended."""
+    return parse_plan(text + "\n" + "\n".join(sections.values()), "test.toml")
+
+
+def run_plan(
+    the_plan: Plan,
+    *,
+    operator: Operator | None = None,
+    record: Path | None = None,
+    device: Callable[[Plan, Clock], Device] | None = None,
+    battery_prompts: bool | None = None,
+) -> Ran:
+    """Run at max speed; `operator(feed)` runs beside the controller (after `clock.sleep`s)."""
+    clock = clock_for(math.inf)
+    feed = PlanRun(the_plan, clock, record=record, battery_prompts=battery_prompts,
+                   device=device(the_plan, clock) if device else None)  # fmt: skip
+    events: list[Event] = []
+    feed.pipeline.subscribe(events.append)
+
+    async def main() -> None:
+        import asyncio
+
+        tasks = [asyncio.create_task(feed.run())]
+        if operator is not None:
+            tasks.append(asyncio.create_task(operator(feed)))
+        await tasks[0]
+        for task in tasks[1:]:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        run(main(), clock, limit_s=LIMIT_S)
+    finally:
+        feed.close()
+    assert feed.result is not None
+    return Ran(feed.result, feed.session, events, feed)

@@ -1,0 +1,144 @@
+"""Plans: spec/plan.md's example is accepted as written; every problem names file, line, key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from anemon.cli import main
+from anemon.control.plan import PlanError, load_plan, parse_plan
+
+SPEC = Path(__file__).parents[2] / "anemon" / "data" / "demo.toml"
+EXAMPLE = """\
+tag = "sustain-1b"
+
+[device]
+kind = "sim"
+id = ""
+poll_s = 2.0
+
+[app]
+bundle = "com.example.bench"
+log = "Documents/sustain/{tag}.log"
+install = ""
+
+[protocol]
+kind = "sustain"
+seconds = 600
+prompt = 128
+gen = 256
+rounds = 2
+trials = 5
+
+[cooldown]
+min_s = 180
+until = "fair"
+cap_s = 600
+
+[guards]
+settle_after_install_s = 10
+launch_retries = 5
+first_trial_timeout_s = 1500
+stall_timeout_s = 120
+min_free_gb = 5
+on_error = "next-arm"
+
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+env = { AB_MODEL = "minicpm5_1b_ane_pal8" }
+
+[[arms]]
+name = "minicpm5_1b_gpu_int8"
+env = { AB_MODEL = "minicpm5_1b_gpu_int8" }
+
+[sim]
+start_thermal = "nominal"
+plugged = true
+free_gb = 38.0
+
+[sim.arms.minicpm5_1b_ane_pal8]
+profile = "minicpm5_1b_ane_pal8"
+fault = "none"
+fault_at_s = 0
+fault_count = 1
+"""
+
+
+def test_the_spec_example_is_accepted_with_its_values():
+    plan = parse_plan(EXAMPLE, "p.toml")
+    assert plan.tag == "sustain-1b" and plan.log_path == "Documents/sustain/sustain-1b.log"
+    assert [a.name for a in plan.arms] == ["minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8"]
+    assert plan.cooldown.until == "fair" and plan.guards.on_error == "next-arm"
+    assert plan.sim.arms["minicpm5_1b_gpu_int8"].profile == "minicpm5_1b_gpu_int8"  # defaulted
+    assert plan.to_dict()["guards"]["first_trial_timeout_s"] == 1500
+
+
+def test_defaults_fill_a_minimal_plan():
+    plan = parse_plan('tag = "x"\n[[arms]]\nname = "qwen3_1_7b_ane"\n')
+    assert plan.device.kind == "sim" and plan.protocol.seconds == 600
+    assert plan.cooldown.min_s == 180 and plan.cooldown.cap_s == 600
+    assert plan.guards.launch_retries == 5
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "key", "problem"),
+    [
+        ('on_error = "next-arm"', 'on_error = "stop"', 32, "guards.on_error", "not one of"),
+        ("poll_s = 2.0", "poll_s = true", 6, "device.poll_s", "must be a number"),
+        ("prompt = 128", 'prompt = "128"', 16, "protocol.prompt", "must be an integer"),
+        ("seconds = 600", "seconds = -1", 15, "protocol.seconds", "must be > 0"),
+        ('until = "fair"', 'until = "cool"', 23, "cooldown.until", "not one of"),
+        ("cap_s = 600", "cap_s = 60", 24, "cooldown.cap_s", "below min_s"),
+        ('AB_MODEL = "minicpm5_1b_gpu_int8"', "AB_MODEL = 8", 40, "arms[1].env.AB_MODEL",
+         "must be a string"),
+        ('fault = "none"', 'fault = "melt"', 49, "sim.arms.minicpm5_1b_ane_pal8.fault",
+         "not one of"),
+        ("free_gb = 38.0", "free_gb = 38.0\nseed = 3", 46, "sim.seed", "unknown key"),
+        ('kind = "sustain"', 'kind = "sustain"\nsecond = 60', 15, "protocol.second", "unknown"),
+        ('tag = "sustain-1b"', 'tag = "my run"', 1, "tag", "only letters"),
+        ('profile = "minicpm5_1b_ane_pal8"', 'profile = "gpt5"', 48,
+         "sim.arms.minicpm5_1b_ane_pal8.profile", "no built-in profile"),
+    ],
+)  # fmt: skip
+def test_each_problem_names_file_line_and_key(old, new, line, key, problem):
+    assert old in EXAMPLE
+    with pytest.raises(PlanError) as e:
+        parse_plan(EXAMPLE.replace(old, new, 1), "p.toml")
+    message = str(e.value)
+    assert message.startswith(f"p.toml:{line}: {key}: "), message
+    assert problem in message and "\n" not in message
+
+
+def test_missing_pieces_and_bad_toml():
+    with pytest.raises(PlanError, match=r"^p\.toml: tag: required"):
+        parse_plan('[[arms]]\nname = "a"\n', "p.toml")
+    with pytest.raises(PlanError, match=r"^p\.toml: arms: required"):
+        parse_plan('tag = "x"\n', "p.toml")
+    with pytest.raises(PlanError, match=r"^p\.toml:3: not valid TOML"):
+        parse_plan('tag = "x"\n[[arms]]\nname = \n', "p.toml")
+    with pytest.raises(PlanError, match=r"^p\.toml:5: arms\[1\]\.name: 'a' appears twice"):
+        parse_plan('tag = "x"\n[[arms]]\nname = "a"\n[[arms]]\nname = "a"\n', "p.toml")
+    with pytest.raises(PlanError, match=r"sim\.arms\.b: no \[\[arms\]\] is named 'b'"):
+        parse_plan('tag = "x"\n[[arms]]\nname = "a"\n[sim.arms.b]\nfault = "hang"\n', "p.toml")
+    with pytest.raises(PlanError, match=r"^p\.toml:3: arms\[0\]\.name: 'mystery' needs"):
+        parse_plan('tag = "x"\n[[arms]]\nname = "mystery"\n', "p.toml")
+    # a real device needs no simulator profile
+    parse_plan('tag = "x"\n[device]\nkind = "devicectl"\n[[arms]]\nname = "mystery"\n')
+
+
+def test_the_bundled_demo_plan_is_valid():
+    plan = load_plan(SPEC)
+    assert plan.cooldown.until == "fair" and len(plan.arms) == 2
+
+
+def test_run_with_a_bad_plan_exits_2_with_one_line_and_touches_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(EXAMPLE.replace('until = "fair"', "until = 3"))
+    record = tmp_path / "rec.jsonl"
+    assert main(["run", str(bad), "--headless", "--record", str(record)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.fullmatch(rf"anemon: {re.escape(str(bad))}:23: cooldown\.until: .*", err)
+    assert not record.exists()
+    assert main(["run", str(tmp_path / "missing.toml"), "--headless"]) == 2

@@ -1,0 +1,128 @@
+"""A whole plan through the devicectl backend and the fake `xcrun`: install, two arms, two
+refused launches retried, the log mirrored, every app stopped at the end and on abort."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from anemon.control.clock import Clock
+from anemon.control.plan import Plan, parse_plan
+from anemon.control.runner import PlanRun
+from anemon.devices.devicectl import DevicectlDevice
+from anemon.events import Event, PhaseEvent, TrialEvent
+
+from .fake_xcrun import FakeXcrun, fake_xcrun_on_path
+
+SPEED = 20.0  # plan seconds per real second: a 10 s settle takes 0.5 s, the stall watchdog 6 s
+TIMEOUT_S = 60.0  # an overall bound; never a timing assertion
+ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
+
+
+def make_plan(app: Path) -> Plan:
+    text = f"""
+tag = "dc1"
+[device]
+kind = "devicectl"
+poll_s = 0.02
+[app]
+install = "{app}"
+[protocol]
+kind = "ab"
+rounds = 1
+trials = 5
+[cooldown]
+min_s = 10
+until = "fair"
+cap_s = 60
+[guards]
+settle_after_install_s = 10
+launch_retries = 3
+[[arms]]
+name = "{ARMS[0]}"
+[[arms]]
+name = "{ARMS[1]}"
+"""
+    return parse_plan(text, "devicectl.toml")
+
+
+@pytest.fixture
+def fake_xcrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeXcrun]:
+    with fake_xcrun_on_path(tmp_path / "xcrun", monkeypatch) as fake:
+        yield fake
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    bundle = tmp_path / "Bench.app"
+    bundle.mkdir()
+    return bundle
+
+
+def start(plan: Plan) -> tuple[PlanRun, list[Event]]:
+    run = PlanRun(plan, Clock(speed=SPEED))
+    events: list[Event] = []
+    run.pipeline.subscribe(events.append)
+    return run, events
+
+
+def pid_of(call: list[str]) -> int:
+    return int(call[call.index("--pid") + 1])
+
+
+async def test_two_arms_with_two_refusals_retried(fake_xcrun: FakeXcrun, app: Path) -> None:
+    fake_xcrun.configure(installed=[], refusals=["none", "Busy"])
+    run, events = start(make_plan(app))
+    assert isinstance(run.device, DevicectlDevice)
+    try:
+        async with asyncio.timeout(TIMEOUT_S):
+            await run.run()
+        mirrored = run.controller.mirror.read_text()
+    finally:
+        run.close()
+    result = run.result
+    assert result is not None and result.exit_status == 0
+    assert [(o.arm, o.status) for o in result.outcomes] == [(arm, "done") for arm in ARMS]
+
+    launches = fake_xcrun.calls_of("device", "process", "launch")
+    assert len(launches) == 2 + 1 + 1 + 1  # arm 1 refused twice, the cooldown probe, arm 2
+    assert fake_xcrun.calls_of("device", "install", "app")
+    retries = [e.reason for e in events if isinstance(e, PhaseEvent) and "retry" in e.reason]
+    assert len(retries) == 2
+    assert "right after an install" in retries[0] and "busy" in retries[1]
+
+    container = fake_xcrun.container_file("com.example.bench", "Documents/sustain/dc1.log")
+    assert mirrored == container.read_text()
+    for arm in ARMS:
+        trials = [e for e in events if isinstance(e, TrialEvent) and e.arm == arm]
+        assert [e.trial for e in trials] == list(range(6))  # warm-up + 5, each exactly once
+
+    # Every app stopped: the arms ended by themselves, the probe was terminated.
+    assert fake_xcrun.running() == set()
+    probe_pid = fake_xcrun.launched()[1]
+    assert [pid_of(c) for c in fake_xcrun.calls_of("device", "process", "terminate")] == [probe_pid]
+
+
+async def test_abort_terminates_the_running_app(fake_xcrun: FakeXcrun, app: Path) -> None:
+    fake_xcrun.configure(trial_s=0.3)  # slow trials: the arm is still running at the abort
+    run, events = start(make_plan(app))
+    task = asyncio.create_task(run.run())
+    try:
+        async with asyncio.timeout(TIMEOUT_S):
+            while not any(isinstance(e, TrialEvent) for e in events):
+                await asyncio.sleep(0.01)
+            await run.controller.abort_session()
+            await task
+    finally:
+        task.cancel()
+        run.close()
+    result = run.result
+    assert result is not None and result.aborted and result.exit_status == 130
+    assert [(o.arm, o.status) for o in result.outcomes] == [(ARMS[0], "aborted")]
+    assert result.skipped == (ARMS[1],)
+    (arm_pid,) = fake_xcrun.launched()
+    assert [pid_of(c) for c in fake_xcrun.calls_of("device", "process", "terminate")] == [arm_pid]
+    assert fake_xcrun.running() == set()

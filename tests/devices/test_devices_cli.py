@@ -1,0 +1,127 @@
+"""`anemon devices`: the virtual iPhone, the simulator, and backends that cannot answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from anemon.cli import main
+from anemon.devices.virtual import VirtualIPhone
+from tests.devices.conftest import BUNDLE, StandInPhone
+
+TIMEOUT_S = 15
+
+
+class PhoneThread:
+    """The virtual iPhone in a background thread's event loop (main() runs its own loop)."""
+
+    def __init__(self, phone: VirtualIPhone) -> None:
+        self.phone = phone
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> VirtualIPhone:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.phone.start(), self.loop).result(TIMEOUT_S)
+        return self.phone
+
+    def __exit__(self, *_: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.phone.stop(), self.loop).result(TIMEOUT_S)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(TIMEOUT_S)
+        self.loop.close()
+
+
+@pytest.fixture
+def running_phone(monkeypatch: pytest.MonkeyPatch) -> Iterator[VirtualIPhone]:
+    with PhoneThread(VirtualIPhone(StandInPhone(), bundles=[BUNDLE])) as phone:
+        monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
+        yield phone
+
+
+def run_cli(argv: list[str]) -> int:
+    """main() with an overall timeout, so a protocol bug fails instead of hanging."""
+    result: list[int] = []
+    worker = threading.Thread(target=lambda: result.append(main(argv)), daemon=True)
+    worker.start()
+    worker.join(TIMEOUT_S)
+    assert result, f"anemon {' '.join(argv)} did not finish in {TIMEOUT_S} s"
+    return result[0]
+
+
+def test_json_lists_the_virtual_iphone(
+    running_phone: VirtualIPhone, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["devices", "--backend", "pymobiledevice3", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["backends"] == {"pymobiledevice3": "ok"}
+    [device] = document["devices"]
+    assert device == {
+        "backend": "pymobiledevice3",
+        "name": "Virtual iPhone",
+        "udid": running_phone.udid,
+        "os": "18.5",
+        "model": "iPhone16,1",
+        "battery_percent": 87.0,
+        "charging": True,
+        "plugged": True,
+        "temperature_c": 31.25,
+        "free_gb": 38.5,
+        "total_gb": 128.0,
+        "error": "",
+    }
+
+
+def test_table_shows_the_readings(
+    running_phone: VirtualIPhone, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["devices", "--backend", "pymobiledevice3"]) == 0
+    out = capsys.readouterr().out
+    for text in ("Virtual iPhone", "87 %", "charging", "31.2 °C", "38.5 / 128 GB"):
+        assert text in out
+
+
+def test_the_simulator_is_always_there(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["devices", "--backend", "sim", "--json"]) == 0
+    [device] = json.loads(capsys.readouterr().out)["devices"]
+    assert device["backend"] == "sim" and device["battery_percent"] is not None
+
+
+def _closed_address() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_all_reports_unreachable_backends_instead_of_failing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = _closed_address()
+    monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", address)
+    monkeypatch.setenv("PATH", "/nonexistent")  # no xcrun
+    assert run_cli(["devices", "--json"]) == 0
+    backends = json.loads(capsys.readouterr().out)["backends"]
+    assert backends["sim"] == "ok"
+    assert backends["pymobiledevice3"] == (
+        f"unavailable: cannot reach usbmuxd at {address}: is a phone attached / is usbmuxd running?"
+    )
+    assert backends["devicectl"].startswith("unavailable: ")
+
+
+def test_a_named_backend_that_cannot_answer_is_one_line_on_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = _closed_address()
+    monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", address)
+    assert run_cli(["devices", "--backend", "pymobiledevice3"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"anemon: pymobiledevice3: cannot reach usbmuxd at {address}: "
+        "is a phone attached / is usbmuxd running?\n"
+    )

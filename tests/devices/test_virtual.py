@@ -1,0 +1,133 @@
+"""The virtual iPhone: what the real pymobiledevice3 client sees of it."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from pathlib import Path
+
+import pytest
+
+from anemon.devices.pmd3 import Pmd3Device
+from anemon.devices.virtual import VirtualIPhone
+from anemon.devices.virtual.plist_io import usbmux_packet
+from anemon.simulator import SimConfig, SimulatedIPhone
+from tests.devices.conftest import BUNDLE, LOG, StandInPhone
+
+TIMEOUT_S = 15
+
+
+async def test_listens_on_loopback_only(phone: VirtualIPhone) -> None:
+    host, port = phone.usbmux_address.split(":")
+    assert host == "127.0.0.1" and int(port) > 0
+
+
+async def test_detach_stops_listing_and_attach_lists_again(phone: VirtualIPhone) -> None:
+    from pymobiledevice3.usbmux import list_devices
+
+    async with asyncio.timeout(TIMEOUT_S):
+        assert [d.serial for d in await list_devices()] == [phone.udid]
+        phone.detach()
+        assert await list_devices() == []
+        phone.attach()
+        assert [d.serial for d in await list_devices()] == [phone.udid]
+
+
+async def test_detach_cuts_open_service_connections(phone: VirtualIPhone, pmd3: Pmd3Device) -> None:
+    from pymobiledevice3.exceptions import ConnectionTerminatedError
+
+    async with asyncio.timeout(TIMEOUT_S):
+        lockdown = await pmd3.lockdown()
+        phone.detach()
+        with pytest.raises((ConnectionTerminatedError, ConnectionError)):
+            await lockdown.service.send_recv_plist({"Request": "QueryType"})
+        await pmd3.close()
+
+
+async def test_lockdown_values_and_errors(phone: VirtualIPhone, pmd3: Pmd3Device) -> None:
+    from pymobiledevice3.exceptions import InvalidServiceError, MissingValueError
+
+    async with asyncio.timeout(TIMEOUT_S):
+        lockdown = await pmd3.lockdown()
+        assert await lockdown.get_value(key="DeviceName") == "Virtual iPhone"
+        assert (await lockdown.get_value(domain="com.apple.disk_usage"))["TotalDiskCapacity"] == (
+            128_000_000_000
+        )
+        with pytest.raises(MissingValueError):
+            await lockdown.get_value(key="NoSuchKey")
+        with pytest.raises(InvalidServiceError):
+            await lockdown.start_lockdown_service("com.apple.instruments.remoteserver")
+        await pmd3.close()
+
+
+async def test_afc_lists_the_container_and_reports_disk(
+    phone: VirtualIPhone, pmd3: Pmd3Device, stand_in: StandInPhone
+) -> None:
+    from pymobiledevice3.exceptions import AfcFileNotFoundError
+    from pymobiledevice3.services.house_arrest import HouseArrestService
+
+    stand_in.append("x\n")
+    async with asyncio.timeout(TIMEOUT_S):
+        lockdown = await pmd3.lockdown()
+        async with await HouseArrestService.create(lockdown, BUNDLE) as afc:
+            assert await afc.listdir("/Documents/sustain") == ["bench.log"]
+            assert await afc.isdir("Documents")
+            assert (await afc.get_device_info())["FSFreeBytes"] == "38500000000"
+            with pytest.raises(AfcFileNotFoundError):
+                await afc.stat("Documents/missing.log")
+        await pmd3.close()
+
+
+async def test_a_bad_client_is_dropped_and_the_rest_keep_working(phone: VirtualIPhone) -> None:
+    from pymobiledevice3.usbmux import list_devices
+
+    host, port = phone.usbmux_address.split(":")
+    async with asyncio.timeout(TIMEOUT_S):
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(usbmux_packet(1, {"MessageType": "ReadBUID"}))
+        writer.write(struct.pack("<IIII", 16 + 5, 1, 8, 2) + b"hello")  # not a plist
+        await writer.drain()
+        assert b"BUID" in await reader.read()  # answered, then dropped
+        writer.close()
+        assert len(await list_devices()) == 1
+
+
+async def test_stop_leaves_nothing_listening(stand_in: StandInPhone) -> None:
+    from pymobiledevice3.exceptions import ConnectionFailedToUsbmuxdError
+    from pymobiledevice3.usbmux import list_devices
+
+    phone = VirtualIPhone(stand_in, bundles=[BUNDLE])
+    await phone.start()
+    address = phone.usbmux_address
+    await phone.stop()
+    with pytest.raises(ConnectionFailedToUsbmuxdError):
+        async with asyncio.timeout(TIMEOUT_S):
+            await list_devices(usbmux_address=address)
+
+
+async def test_the_simulated_bench_app_log_is_mirrored_as_it_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sim = SimulatedIPhone(SimConfig())
+    sim.launch(BUNDLE, {"AB_MODEL": "minicpm5_1b_ane_pal8"})
+    sim.advance(10)
+    pmd3 = Pmd3Device(poll_s=0.01, reconnect_s=0.01, pairing_records_cache_folder=tmp_path / "p")
+    async with VirtualIPhone(sim, bundles=[BUNDLE]) as phone:
+        monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
+        follow = pmd3.follow_log(BUNDLE, LOG, tmp_path / "bench.log")
+        try:
+            async with asyncio.timeout(TIMEOUT_S):
+                first = await anext(follow)
+                sim.advance(30)
+                second = await anext(follow)
+        finally:
+            await follow.aclose()
+            await pmd3.close()
+        telemetry = sim.telemetry()
+    written = sim.container_files(BUNDLE)[LOG]
+    assert first[0].startswith("START arm=minicpm5_1b_ane_pal8")
+    assert second and all(isinstance(line, str) for line in second)
+    assert "\n".join([*first, *second]) + "\n" == written.decode()
+    assert phone.afc_stats.bytes_read == len(written)
+    assert (tmp_path / "bench.log").read_bytes() == written
+    assert telemetry.battery_percent > 0
