@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Protocol
 
+from anemon.devices.base import Device, DeviceError
 from anemon.events import MarkerEvent
 from anemon.pipeline import LineFeed, Pipeline
 from anemon.sources.replay import Replayer
@@ -96,6 +97,72 @@ class MirrorFeed:
 
     def stop(self) -> None:
         """Ask `run` to finish after reading what is pending."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self.pipeline.close()
+
+
+class DeviceFeed:
+    """A live container log mirrored by a device backend (`anemon watch --device KIND`)."""
+
+    replay = None
+    TELEMETRY_S = 10.0
+    """How often host telemetry (battery, temperature, disk) is read."""
+
+    def __init__(
+        self, device: Device, bundle: str, log: str, mirror: Path, pipeline: Pipeline
+    ) -> None:
+        self.title = f"{device.kind}: {bundle}/{log}"
+        self.pipeline = pipeline
+        self.device = device
+        self._where = (bundle, log, mirror)
+        self._lines = LineFeed(pipeline, f"{device.kind}:{log}")
+        self._stop = asyncio.Event()
+
+    @property
+    def session(self) -> Session:
+        return self.pipeline.session
+
+    def marker(self, note: str) -> None:
+        t, wall = self.pipeline.stamp()
+        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+
+    async def run(self) -> None:
+        info = await self.device.connect()
+        self.title = f"{info.name} ({info.kind}): {self._where[0]}"
+        tasks = [asyncio.create_task(self._follow()), asyncio.create_task(self._telemetry())]
+        try:
+            await self._stop.wait()
+            await asyncio.sleep(0)  # let a batch already read reach the pipeline
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self.device.close()
+        for task in tasks:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+
+    async def _follow(self) -> None:
+        try:
+            async for batch in self.device.follow_log(*self._where):
+                self._lines.feed_items(batch)
+        finally:
+            self._stop.set()
+
+    async def _telemetry(self) -> None:
+        while True:
+            try:
+                reading = await self.device.telemetry()
+            except DeviceError:
+                reading = None
+            if reading is not None:
+                t, wall = self.pipeline.stamp()
+                self.pipeline.emit(reading.event(t=t, wall=wall, source=self.device.kind))
+            await asyncio.sleep(self.TELEMETRY_S)
+
+    def stop(self) -> None:
         self._stop.set()
 
     def close(self) -> None:

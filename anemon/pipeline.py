@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from anemon.events import Event, ResetEvent
+from anemon.devices.base import LogGap, LogItem, LogReset
+from anemon.events import Event, GapEvent, ResetEvent
 from anemon.parsing import LineParser
 from anemon.recording.writer import Recorder
 from anemon.store import Session
@@ -79,3 +80,17 @@ class LineFeed:
         self.parser.reset()
         t, wall = self.pipeline.stamp()
         self.pipeline.emit(ResetEvent(t=t, wall=wall, source=self.parser.source, reason=reason))
+
+    def feed_items(self, batch: Iterable[LogItem]) -> None:
+        """A batch from `Device.follow_log`: lines, and gap/reset markers, in order."""
+        for item in batch:
+            if isinstance(item, str):
+                self.feed((item,))
+            elif isinstance(item, LogReset):
+                self.reset(item.reason)
+            elif isinstance(item, LogGap):
+                t, wall = self.pipeline.stamp()
+                self.pipeline.emit(
+                    GapEvent(t=t, wall=wall, arm=self.parser.current_arm,
+                             source=self.parser.source, state=item.state, reason=item.reason)
+                )  # fmt: skip

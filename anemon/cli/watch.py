@@ -12,24 +12,30 @@ import sys
 from pathlib import Path
 
 from anemon.cli.common import add_record_options, add_view_options
+from anemon.devices import REAL_KINDS
 from anemon.errors import AnemonError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("watch", help="follow a mirrored bench log live")
     parser.add_argument("path", type=Path, nargs="?", metavar="PATH", help="the local mirror")
-    parser.add_argument("--poll", type=float, default=1.0, metavar="S", help="re-check every S s")
+    parser.add_argument("--poll", type=float, default=None, metavar="S", help="re-check every S s")
+    device = parser.add_argument_group("mirroring the container log from a device")
+    device.add_argument("--device", choices=REAL_KINDS, help="the backend that pulls the log")
+    device.add_argument(
+        "--id", default="", metavar="UDID", help="which device (default: the only one)"
+    )
+    device.add_argument("--bundle", metavar="ID", help="the bench app's bundle id")
+    device.add_argument("--log", metavar="CONTAINER_PATH", help="the log's path in the container")
+    device.add_argument("--mirror", type=Path, metavar="PATH", help="keep the local mirror here")
     add_view_options(parser)
     add_record_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.path is None:
-        raise AnemonError("watch needs a PATH (the mirrored log) to follow")
-    if args.path.is_dir():
-        raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
-    feed = _make_feed(args)
+    _check(args)
+    feed = _device_feed(args) if args.device else _mirror_feed(args)
     print(_recording_note(feed), file=sys.stderr)
     if not args.headless:
         from anemon import ui
@@ -38,16 +44,46 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_run_headless(feed))
 
 
-def _make_feed(args: argparse.Namespace):
-    from anemon.feeds import MirrorFeed
+def _check(args: argparse.Namespace) -> None:
+    if args.device:
+        if args.path is not None or not (args.bundle and args.log):
+            raise AnemonError("watch --device KIND needs --bundle ID and --log PATH, and no PATH")
+        return
+    if args.path is None:
+        raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
+    if args.path.is_dir():
+        raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
+
+
+def _pipeline(args: argparse.Namespace, name: str, source: str):
     from anemon.pipeline import Pipeline
     from anemon.recording.writer import Recorder, default_path, make_header
 
     recorder = None
     if not args.no_record:
-        path = args.record or default_path(args.path.stem)
-        recorder = Recorder(path, make_header(source=str(args.path)))
-    return MirrorFeed(args.path, Pipeline(recorder=recorder), poll_s=args.poll)
+        path = args.record or default_path(name)
+        recorder = Recorder(path, make_header(source=source))
+    return Pipeline(recorder=recorder)
+
+
+def _mirror_feed(args: argparse.Namespace):
+    from anemon.feeds import MirrorFeed
+
+    pipeline = _pipeline(args, args.path.stem, str(args.path))
+    return MirrorFeed(args.path, pipeline, poll_s=args.poll or 1.0)
+
+
+def _device_feed(args: argparse.Namespace):
+    import tempfile
+
+    from anemon.devices import real_device
+    from anemon.feeds import DeviceFeed
+
+    device = real_device(args.device, args.id, poll_s=args.poll or 2.0)
+    mirror = args.mirror or Path(tempfile.mkdtemp(prefix="anemon-mirror-")) / Path(args.log).name
+    name = Path(args.log).stem
+    pipeline = _pipeline(args, name, f"{args.device}:{args.bundle}/{args.log}")
+    return DeviceFeed(device, args.bundle, args.log, mirror, pipeline)
 
 
 def _recording_note(feed) -> str:

@@ -21,7 +21,7 @@ from anemon.control.cooldown import Gate, Reading, choose_reading
 from anemon.control.launch import probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
-from anemon.devices.base import Device, DeviceError, LogGap, LogReset, Telemetry
+from anemon.devices.base import Device, DeviceError, Telemetry
 from anemon.events import (
     CooldownEvent,
     ErrorEvent,
@@ -31,7 +31,6 @@ from anemon.events import (
     MarkerEvent,
     PhaseEvent,
     RecordEvent,
-    TelemetryEvent,
     TrialEvent,
 )
 from anemon.pipeline import LineFeed, Pipeline
@@ -289,24 +288,7 @@ class Controller:
     async def _follow(self) -> None:
         stream = self.device.follow_log(self.plan.app.bundle, self.plan.log_path, self.mirror)
         async for batch in stream:
-            lines: list[str] = []
-            for item in batch:
-                if isinstance(item, str):
-                    lines.append(item)
-                    continue
-                self.feed.feed(lines)
-                lines = []
-                if isinstance(item, LogGap):
-                    self._on_gap(item)
-                elif isinstance(item, LogReset):
-                    self.feed.reset(item.reason)
-            self.feed.feed(lines)
-
-    def _on_gap(self, gap: LogGap) -> None:
-        self.gap = gap.state == "begin"
-        event = self.emit(GapEvent, arm=self.arm, state=gap.state, reason=gap.reason)
-        if self._run is not None:
-            self._run.inbox.put_nowait(event)
+            self.feed.feed_items(batch)
 
     async def _poll_telemetry(self) -> None:
         while True:
@@ -316,16 +298,16 @@ class Controller:
                 telemetry = None
             self.telemetry = telemetry
             if telemetry is not None:
-                self.emit(TelemetryEvent, battery=telemetry.battery,
-                          battery_state=_battery_state(telemetry),
-                          temperature_c=telemetry.temperature_c, free_gb=telemetry.free_gb,
-                          total_gb=telemetry.total_gb)  # fmt: skip
+                t, wall = self.pipeline.stamp()
+                self.pipeline.emit(telemetry.event(t=t, wall=wall, source=CONTROLLER, arm=self.arm))
             read, self._telemetry_read = self._telemetry_read, asyncio.Event()
             read.set()
             await self.clock.sleep(TELEMETRY_S)
 
     def _on_event(self, event: Event) -> None:
-        if not isinstance(event, RecordEvent) or event.source != self.source:
+        if isinstance(event, GapEvent) and event.source == self.source:
+            self.gap = event.state == "begin"
+        if not isinstance(event, RecordEvent | GapEvent) or event.source != self.source:
             return
         if isinstance(event, IdleEvent) and event.thermal is not None:
             self._idle_thermal = event.thermal
@@ -378,11 +360,3 @@ class Controller:
 
     def last_free_gb(self) -> float | None:
         return self.pipeline.session.free_gb.last()
-
-
-def _battery_state(telemetry: Telemetry) -> str | None:
-    if telemetry.plugged is False:
-        return "unplugged"
-    if telemetry.charging:
-        return "charging"
-    return "full" if telemetry.plugged else None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from anemon.errors import AnemonError
+from anemon.events import TelemetryEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,23 @@ class Telemetry:
     """Battery temperature, the host's only proxy for heat."""
     free_gb: float | None = None
     total_gb: float | None = None
+
+    @property
+    def battery_state(self) -> str | None:
+        """The protocol's battery_state, as the app would say it."""
+        if self.plugged is False:
+            return "unplugged"
+        if self.charging:
+            return "charging"
+        return "full" if self.plugged else None
+
+    def event(self, *, t: float, wall: float, source: str, arm: str | None = None):
+        """This reading as a TelemetryEvent (charted, recorded, used by the gates)."""
+        return TelemetryEvent(
+            t=t, wall=wall, arm=arm, source=source, battery=self.battery,
+            battery_state=self.battery_state, temperature_c=self.temperature_c,
+            free_gb=self.free_gb, total_gb=self.total_gb,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
