@@ -9,9 +9,9 @@ import asyncio
 from pathlib import Path
 from typing import Protocol
 
-from anemon.devices.base import Device, DeviceError
+from anemon.devices.base import Device
 from anemon.events import MarkerEvent
-from anemon.pipeline import LineFeed, Pipeline
+from anemon.pipeline import LineFeed, Pipeline, read_telemetry
 from anemon.sources.replay import Replayer
 from anemon.store import Session
 
@@ -63,18 +63,14 @@ class ReplayFeed:
         pass
 
 
-class MirrorFeed:
-    """A live mirrored log that something else refreshes (`anemon watch PATH`)."""
+class LiveFeed:
+    """What every live feed shares: a pipeline (session + recording) and the operator's notes."""
 
     replay = None
 
-    def __init__(self, path: Path, pipeline: Pipeline, poll_s: float = 1.0) -> None:
-        from anemon.sources.mirror import MirrorTailer
-
-        self.title = str(path)
+    def __init__(self, title: str, pipeline: Pipeline) -> None:
+        self.title = title
         self.pipeline = pipeline
-        self._tailer = MirrorTailer(path, poll_s=poll_s)
-        self._lines = LineFeed(pipeline, path.name)
         self._stop = asyncio.Event()
 
     @property
@@ -84,6 +80,24 @@ class MirrorFeed:
     def marker(self, note: str) -> None:
         t, wall = self.pipeline.stamp()
         self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+
+    def stop(self) -> None:
+        """Ask `run` to finish after reading what is pending."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self.pipeline.close()
+
+
+class MirrorFeed(LiveFeed):
+    """A live mirrored log that something else refreshes (`anemon watch PATH`)."""
+
+    def __init__(self, path: Path, pipeline: Pipeline, poll_s: float = 1.0) -> None:
+        from anemon.sources.mirror import MirrorTailer
+
+        super().__init__(str(path), pipeline)
+        self._tailer = MirrorTailer(path, poll_s=poll_s)
+        self._lines = LineFeed(pipeline, path.name)
 
     async def run(self) -> None:
         from anemon.sources.mirror import MirrorReset
@@ -95,38 +109,20 @@ class MirrorFeed:
                 else:
                     self._lines.feed((item,))
 
-    def stop(self) -> None:
-        """Ask `run` to finish after reading what is pending."""
-        self._stop.set()
 
-    def close(self) -> None:
-        self.pipeline.close()
-
-
-class DeviceFeed:
+class DeviceFeed(LiveFeed):
     """A live container log mirrored by a device backend (`anemon watch --device KIND`)."""
 
-    replay = None
     TELEMETRY_S = 10.0
     """How often host telemetry (battery, temperature, disk) is read."""
 
     def __init__(
         self, device: Device, bundle: str, log: str, mirror: Path, pipeline: Pipeline
     ) -> None:
-        self.title = f"{device.kind}: {bundle}/{log}"
-        self.pipeline = pipeline
+        super().__init__(f"{device.kind}: {bundle}/{log}", pipeline)
         self.device = device
         self._where = (bundle, log, mirror)
         self._lines = LineFeed(pipeline, f"{device.kind}:{log}")
-        self._stop = asyncio.Event()
-
-    @property
-    def session(self) -> Session:
-        return self.pipeline.session
-
-    def marker(self, note: str) -> None:
-        t, wall = self.pipeline.stamp()
-        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
 
     async def run(self) -> None:
         info = await self.device.connect()
@@ -153,17 +149,5 @@ class DeviceFeed:
 
     async def _telemetry(self) -> None:
         while True:
-            try:
-                reading = await self.device.telemetry()
-            except DeviceError:
-                reading = None
-            if reading is not None:
-                t, wall = self.pipeline.stamp()
-                self.pipeline.emit(reading.event(t=t, wall=wall, source=self.device.kind))
+            await read_telemetry(self.pipeline, self.device, self.device.kind)
             await asyncio.sleep(self.TELEMETRY_S)
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def close(self) -> None:
-        self.pipeline.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from anemon.devices.base import LogGap, LogItem, LogReset
+from anemon.devices.base import Device, DeviceError, LogGap, LogItem, LogReset, Telemetry
 from anemon.events import Event, GapEvent, ResetEvent
 from anemon.parsing import LineParser
 from anemon.recording.writer import Recorder
@@ -94,3 +94,17 @@ class LineFeed:
                     GapEvent(t=t, wall=wall, arm=self.parser.current_arm,
                              source=self.parser.source, state=item.state, reason=item.reason)
                 )  # fmt: skip
+
+
+async def read_telemetry(
+    pipeline: Pipeline, device: Device, source: str, arm: str | None = None
+) -> Telemetry | None:
+    """Read the host-side telemetry and emit it; None while the device cannot answer."""
+    try:
+        reading = await device.telemetry()
+    except DeviceError:
+        return None
+    if reading is not None:
+        t, wall = pipeline.stamp()
+        pipeline.emit(reading.event(t=t, wall=wall, source=source, arm=arm))
+    return reading

@@ -33,7 +33,7 @@ from anemon.events import (
     RecordEvent,
     TrialEvent,
 )
-from anemon.pipeline import LineFeed, Pipeline
+from anemon.pipeline import LineFeed, Pipeline, read_telemetry
 
 COOLDOWN_STEP_S = 5.0
 """How often a cooldown decides again (each step is a CooldownEvent)."""
@@ -292,14 +292,7 @@ class Controller:
 
     async def _poll_telemetry(self) -> None:
         while True:
-            try:
-                telemetry = await self.device.telemetry()
-            except DeviceError:
-                telemetry = None
-            self.telemetry = telemetry
-            if telemetry is not None:
-                t, wall = self.pipeline.stamp()
-                self.pipeline.emit(telemetry.event(t=t, wall=wall, source=CONTROLLER, arm=self.arm))
+            self.telemetry = await read_telemetry(self.pipeline, self.device, CONTROLLER, self.arm)
             read, self._telemetry_read = self._telemetry_read, asyncio.Event()
             read.set()
             await self.clock.sleep(TELEMETRY_S)

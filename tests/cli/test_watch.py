@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.recorded import recorded, wait_for
+
 pytestmark = pytest.mark.slow
 TRIALS = 300
 
@@ -42,27 +44,8 @@ def refresh(path: Path, content: str, how: str) -> None:
         path.write_text(content)
 
 
-def recorded_trials(recording: Path) -> list[int]:
-    if not recording.exists():
-        return []
-    trials = []
-    for text in recording.read_text().splitlines()[1:]:
-        try:
-            event = json.loads(text)
-        except ValueError:
-            continue  # a line being written right now
-        if event["kind"] == "trial":
-            trials.append(event["trial"])
-    return trials
-
-
-def wait_for(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+def trials(recording: Path) -> list[int]:
+    return [event["trial"] for event in recorded(recording, "trial")]
 
 
 def test_hostile_mirror_every_trial_exactly_once(tmp_path):
@@ -83,12 +66,12 @@ def test_hostile_mirror_every_trial_exactly_once(tmp_path):
             refresh(mirror, content, how)
             time.sleep(rng.choice([0.0, 0.002, 0.01]))
         refresh(mirror, content, "atomic")
-        assert wait_for(lambda: TRIALS - 1 in recorded_trials(recording)), "watch fell behind"
+        assert wait_for(lambda: TRIALS - 1 in trials(recording)), "watch fell behind"
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    assert recorded_trials(recording) == list(range(TRIALS))
+    assert trials(recording) == list(range(TRIALS))
     kinds = [json.loads(x)["kind"] for x in recording.read_text().splitlines()[1:]]
     assert "reset" not in kinds
     assert "recording to" in err
@@ -105,10 +88,10 @@ def test_sigterm_reads_pending_lines_and_closes_the_recording(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert wait_for(lambda: len(recorded_trials(recording)) == 5)
+        assert wait_for(lambda: len(trials(recording)) == 5)
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    assert recorded_trials(recording) == list(range(5))
+    assert trials(recording) == list(range(5))
     assert recording.read_text().endswith("\n")

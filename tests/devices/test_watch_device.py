@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -14,31 +13,9 @@ import pytest
 from anemon.devices.virtual import VirtualIPhone
 from tests.devices.conftest import BUNDLE, LOG, StandInPhone
 from tests.devices.test_devices_cli import PhoneThread
+from tests.recorded import recorded, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-def recorded(recording, kind):
-    if not recording.exists():
-        return []
-    events = []
-    for text in recording.read_text().splitlines()[1:]:
-        try:
-            event = json.loads(text)
-        except ValueError:
-            continue  # being written
-        if event["kind"] == kind:
-            events.append(event)
-    return events
-
-
-def wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_watch_follows_the_virtual_iphone(tmp_path):

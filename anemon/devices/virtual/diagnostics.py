@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import prefixed_packet, read_prefixed
+from anemon.devices.virtual.plist_io import PlistService
 
 if TYPE_CHECKING:
     from anemon.devices.virtual.phone import VirtualIPhone
@@ -13,17 +12,11 @@ if TYPE_CHECKING:
 SERVICE_NAME = "com.apple.mobile.diagnostics_relay"
 
 
-class DiagnosticsRelay:
+class DiagnosticsRelay(PlistService):
+    closing_request = "Goodbye"
+
     def __init__(self, phone: VirtualIPhone) -> None:
         self.phone = phone
-
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            request = await read_prefixed(reader)
-            writer.write(prefixed_packet(self.answer(request)))
-            await writer.drain()
-            if request.get("Request") == "Goodbye":
-                return
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         name = request.get("Request")

@@ -7,10 +7,9 @@ reaches through usbmuxd's Connect.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import prefixed_packet, read_prefixed
+from anemon.devices.virtual.plist_io import PlistService
 
 if TYPE_CHECKING:
     from anemon.devices.virtual.phone import VirtualIPhone
@@ -20,15 +19,9 @@ DISK_USAGE = "com.apple.disk_usage"
 BATTERY = "com.apple.mobile.battery"
 
 
-class Lockdownd:
+class Lockdownd(PlistService):
     def __init__(self, phone: VirtualIPhone) -> None:
         self.phone = phone
-
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            request = await read_prefixed(reader)
-            writer.write(prefixed_packet(self.answer(request)))
-            await writer.drain()
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         name = request.get("Request")

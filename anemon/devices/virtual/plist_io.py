@@ -58,3 +58,21 @@ def _loads(data: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ProtocolViolation("plist is not a dictionary")
     return value
+
+
+class PlistService:
+    """A service that answers each length-prefixed plist request with one plist reply."""
+
+    closing_request: str | None = None
+    """A request after whose reply the service hangs up."""
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            request = await read_prefixed(reader)
+            writer.write(prefixed_packet(self.answer(request)))
+            await writer.drain()
+            if self.closing_request and request.get("Request") == self.closing_request:
+                return
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
