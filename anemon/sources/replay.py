@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from anemon.events import Event
 from anemon.store import Session
 
-MAX_BATCH = 20_000
+MAX_BATCH = 5_000
 """Events added per tick at `max` speed, so a view stays responsive between ticks."""
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
 

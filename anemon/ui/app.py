@@ -1,0 +1,218 @@
+"""The dashboard: wiring only. Panels live in their own modules; the feed is polled, not pushed.
+
+A replay is driven by a timer calling `replay.tick()` (a fast replay coalesces by
+construction); a live feed runs outside the app (see `launch`). Panels redraw on a slower
+timer, each only when its data changed, charts staggered and only the visible ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from anemon.feeds import Feed
+from anemon.ui import keys, layouts
+from anemon.ui.arms_table import BRIEF, ArmsTable
+from anemon.ui.charts import Chart, Charts, Strip, Strips
+from anemon.ui.export import export_summary
+from anemon.ui.log_panel import LogPanel
+from anemon.ui.marker import MarkerPrompt
+from anemon.ui.status import StatusLine
+from anemon.ui.timeline import Timeline
+
+BASE_CSS = Path(__file__).with_name("dashboard.tcss")
+MAIN_CHARTS = ("decode", "prefill", "thermal", "battery", "free")
+PAIR_CHARTS = ("arm-a", "arm-b")
+
+
+def is_shown(widget: Widget) -> bool:
+    """Displayed, and so is every container around it (a layout may hide either)."""
+    return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))
+
+
+class Dashboard(App[None]):
+    """The same screens live and in replay; `feed.session` is read fresh on every draw."""
+
+    BINDINGS = keys.BINDINGS
+
+    def __init__(
+        self,
+        feed: Feed,
+        layout: Path,
+        *,
+        save_dir: Path | None = None,
+        tick_s: float = 0.1,
+        redraw_s: float = 0.5,
+        log_lines: int = 2000,
+    ) -> None:
+        super().__init__(css_path=[BASE_CSS, layout])
+        self.feed = feed
+        self.layout_path = layout
+        self.layouts = layouts.choices(layout)
+        self.save_dir = save_dir or Path.cwd()
+        self.tick_s = tick_s
+        self.redraw_s = redraw_s
+        self.log_lines = log_lines
+        self.title = feed.title
+        self.rounds = 0
+        self.queue_paused = False
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(self.feed.title, id="status")
+        yield Timeline(self.feed.replay, id="timeline")
+        with Vertical(id="body"):
+            yield Charts(MAIN_CHARTS, id="charts")
+            yield Charts(PAIR_CHARTS, id="pair")
+            yield Strips(id="strips")
+            yield ArmsTable(id="arms")
+            yield ArmsTable(BRIEF, id="arms-brief")
+            yield LogPanel(self.log_lines, id="log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # held, not queried per tick: a modal on top (the marker prompt) is another screen
+        self.status = self.query_one(StatusLine)
+        self.timeline = self.query_one(Timeline)
+        self.log_panel = self.query_one(LogPanel)
+        self.tables = list(self.query(ArmsTable))
+        self.strips = list(self.query(Strip))
+        self.charts = list(self.query(Chart))
+        if self.feed.replay is not None:
+            self.set_interval(self.tick_s, self.tick)
+        self.set_interval(self.redraw_s, self.redraw)
+        self.call_after_refresh(self.redraw, True)
+
+    def tick(self) -> None:
+        """Replay: add what came due (bounded per tick), move the timeline."""
+        assert self.feed.replay is not None
+        self.feed.replay.tick()
+        self.timeline.show()
+
+    def redraw(self, force: bool = False) -> None:
+        """Every panel checks for itself whether its data changed; charts take turns."""
+        session = self.feed.session
+        self.rounds += 1
+        with self.batch_update():
+            self.status.show(session)
+            self.timeline.show()
+            self.log_panel.show(session)
+            if force or self.rounds % 2:
+                for table in self.tables:
+                    if is_shown(table):
+                        table.show(session)
+            for strip in self.strips:
+                if is_shown(strip):
+                    strip.draw(session)
+            for i, chart in enumerate(c for c in self.charts if is_shown(c)):
+                if force or (i + self.rounds) % 2 == 0:
+                    chart.draw(session)
+
+    # ---- actions -------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        needs = keys.NEEDS.get(action)
+        if needs == "replay":
+            return self.feed.replay is not None
+        if needs == "controller":
+            return self.controller is not None
+        return True
+
+    @property
+    def controller(self):
+        return getattr(self.feed, "controller", None)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        ours = {a.title for a in keys.ACTIONS}
+        for command in super().get_system_commands(screen):
+            if command.title not in ours:
+                yield command
+        for a in keys.ACTIONS:
+            if self.check_action(a.name, ()):
+                yield SystemCommand(a.title, a.help, partial(self.run_action, a.action))
+
+    def _replayed(self) -> None:
+        """After a replay key: show its effect now, not at the next timer."""
+        self.timeline.show()
+        self.redraw(force=True)
+
+    def action_toggle_pause(self) -> None:
+        self.feed.replay.toggle_pause()
+        self._replayed()
+
+    def action_faster(self) -> None:
+        self.feed.replay.faster()
+        self._replayed()
+
+    def action_slower(self) -> None:
+        self.feed.replay.slower()
+        self._replayed()
+
+    def action_seek_by(self, seconds: float) -> None:
+        self.feed.replay.seek_by(seconds)
+        self._replayed()
+
+    def action_seek_start(self) -> None:
+        self.feed.replay.seek(0.0)
+        self._replayed()
+
+    def action_seek_end(self) -> None:
+        self.feed.replay.seek(self.feed.replay.duration)
+        self._replayed()
+
+    def action_marker(self) -> None:
+        self.push_screen(MarkerPrompt(), self._add_marker)
+
+    def _add_marker(self, note: str | None) -> None:
+        if note:
+            self.feed.marker(note)
+            self.redraw()
+
+    def action_next_layout(self) -> None:
+        i = self.layouts.index(self.layout_path) if self.layout_path in self.layouts else -1
+        self.use_layout(self.layouts[(i + 1) % len(self.layouts)])
+
+    def use_layout(self, path: Path) -> None:
+        """Swap the layout file in the stylesheet and re-apply the CSS, live."""
+        self.stylesheet.source.pop((os.path.abspath(self.layout_path), ""), None)
+        self.stylesheet.read(path)
+        self.layout_path = path
+        self.refresh_css()
+        self.call_after_refresh(self.redraw, True)
+        self.notify(f"layout {path.stem}", timeout=2)
+
+    def action_export(self) -> None:
+        text, path = export_summary(self.feed.session, self.save_dir)
+        self.copy_to_clipboard(text)
+        self.notify(f"summary copied and saved to {path}", timeout=4)
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        saved = self.save_screenshot(filename, path or str(self.save_dir))
+        self.notify(f"screenshot saved to {saved}", timeout=4)
+
+    async def action_abort_arm(self) -> None:
+        await self.controller.abort_arm()
+
+    async def action_abort_session(self) -> None:
+        await self.controller.abort_session()
+
+    async def action_skip_cooldown(self) -> None:
+        await self.controller.skip_cooldown()
+
+    async def action_extend_cooldown(self, seconds: float) -> None:
+        await self.controller.extend_cooldown(seconds)
+
+    async def action_toggle_queue(self) -> None:
+        if self.queue_paused:
+            await self.controller.resume_queue()
+        else:
+            await self.controller.pause_queue()
+        self.queue_paused = not self.queue_paused
+        self.notify("queue held" if self.queue_paused else "queue resumed", timeout=3)

@@ -1,0 +1,331 @@
+"""Charts: textual-plot for the large ones, Sparklines for strips.
+
+Every chart is a `ChartSpec` (which lines to draw from a Session) drawn by one `Chart` widget;
+the full series stay in the Session and each draw hands the widget ≤2 points per column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+import numpy as np
+from rich.text import Text
+from textual.app import ComposeResult, RenderResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label, Sparkline
+from textual_hires_canvas import Canvas
+from textual_plot import HiResMode, LegendLocation, PlotWidget
+from textual_plot.axis_formatter import AxisFormatter
+
+from anemon.events import THERMAL_NAMES
+from anemon.store import ArmSeries, Session
+from anemon.ui.series import column, decimate, steps
+
+PALETTE = ("#4fc1ff", "#f28c28", "#b5e853", "#d670d6", "#ffd700", "#ff5f5f", "#00d7af", "#af87ff")
+"""One colour per arm, in order of first appearance."""
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One dataset of a chart: full-resolution x (seconds since start) and y."""
+
+    x: np.ndarray
+    y: np.ndarray
+    colour: str
+    label: str | None = None
+    step: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    """What a chart shows: its title and lines, and fixed y limits when it has them."""
+
+    title: Callable[[Session], str]
+    lines: Callable[[Session], list[Line]]
+    ylimits: Callable[[Session], tuple[float | None, float | None]] = lambda s: (None, None)
+    legend: bool = False
+    thermal_axis: bool = False
+    xmax: Callable[[Session], float] = lambda s: elapsed(s)
+    """The x axis runs from 0 to this (session seconds, or seconds since an arm's launch)."""
+
+
+def elapsed(session: Session) -> float:
+    return session.last_t - session.first_t if session.first_t is not None else 0.0
+
+
+def _since_start(session: Session, t: np.ndarray) -> np.ndarray:
+    return t - (session.first_t or 0.0)
+
+
+def arm_colour(session: Session, name: str) -> str:
+    return PALETTE[list(session.arms).index(name) % len(PALETTE)]
+
+
+def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
+    timed = column(arm.columns["warmup"]) == 0
+    x = _since_start(session, column(arm.columns["t"])[timed])
+    return Line(x, column(arm.columns[name])[timed], arm_colour(session, arm.name), arm.name)
+
+
+def per_arm(name: str) -> Callable[[Session], list[Line]]:
+    """One line per arm (warm-ups left out, as in the summary)."""
+    return lambda s: [_arm_line(s, arm, name) for arm in s.arms.values() if len(arm)]
+
+
+def nth_arm(index: int) -> Callable[[Session], list[Line]]:
+    """Decode of the index-th arm over its own time since launch, so two arms line up."""
+
+    def lines(session: Session) -> list[Line]:
+        arms = list(session.arms.values())
+        if index >= len(arms):
+            return []
+        arm = arms[index]
+        timed = column(arm.columns["warmup"]) == 0
+        x = column(arm.columns["app_t"])[timed]
+        y = column(arm.columns["decode_tps"])[timed]
+        return [Line(x, y, arm_colour(session, arm.name))]
+
+    return lines
+
+
+def longest_arm(session: Session) -> float:
+    ends = [np.nanmax(column(a.columns["app_t"])) for a in session.arms.values() if len(a)]
+    ends = [e for e in ends if not np.isnan(e)]
+    return float(max(ends)) if ends else 0.0
+
+
+def nth_arm_title(index: int) -> Callable[[Session], str]:
+    def title(session: Session) -> str:
+        arms = list(session.arms)
+        return f"decode tok/s · {arms[index]}" if index < len(arms) else "decode tok/s · —"
+
+    return title
+
+
+def decode_limits(session: Session) -> tuple[float | None, float | None]:
+    """Shared by the side-by-side arm charts, so heights compare."""
+    tops = [np.nanmax(column(a.columns["decode_tps"])) for a in session.arms.values() if len(a)]
+    tops = [t for t in tops if not np.isnan(t)]
+    return (0.0, float(max(tops)) * 1.05) if tops else (None, None)
+
+
+def session_line(attr: str, colour: str, step: bool = False) -> Callable[[Session], list[Line]]:
+    def lines(session: Session) -> list[Line]:
+        series = getattr(session, attr)
+        t = _since_start(session, column(series.t))
+        return [Line(t, column(series.value), colour, step=step)] if len(t) else []
+
+    return lines
+
+
+def battery_title(session: Session) -> str:
+    return f"battery % ({session.battery_state or 'state unknown'})"
+
+
+CHARTS: dict[str, ChartSpec] = {
+    "decode": ChartSpec(lambda s: "decode tok/s", per_arm("decode_tps"), legend=True),
+    "prefill": ChartSpec(lambda s: "prefill tok/s", per_arm("prompt_tps"), legend=True),
+    "thermal": ChartSpec(
+        lambda s: "thermal state",
+        session_line("thermal", "#ff875f", step=True),
+        ylimits=lambda s: (-0.1, 3.1),
+        thermal_axis=True,
+    ),
+    "battery": ChartSpec(battery_title, session_line("battery", "#87d787"), lambda s: (0, 100)),
+    "free": ChartSpec(lambda s: "free disk GB", session_line("free_gb", "#87afff")),
+    "arm-a": ChartSpec(nth_arm_title(0), nth_arm(0), decode_limits, xmax=longest_arm),
+    "arm-b": ChartSpec(nth_arm_title(1), nth_arm(1), decode_limits, xmax=longest_arm),
+}
+"""Chart id → what it shows; the layouts place them by id."""
+
+
+class ElapsedFormatter(AxisFormatter):
+    """Session time on the x axis: as many ticks as fit (`fit`), labelled 30s, 2m, 1h."""
+
+    STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800)
+
+    def __init__(self) -> None:
+        self.fit = 5
+
+    def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
+        span = max(max_ - min_, 1e-9)
+        step = next((s for s in self.STEPS if span / s <= self.fit), self.STEPS[-1])
+        first = math.ceil(min_ / step) * step
+        return [float(first + i * step) for i in range(int((max_ - first) // step) + 1)]
+
+    def get_labels_for_ticks(self, ticks: Sequence[float]) -> list[str]:
+        if len(ticks) > 1 and ticks[1] - ticks[0] >= 3600:
+            return [f"{t / 3600:g}h" for t in ticks]
+        if len(ticks) > 1 and ticks[1] - ticks[0] >= 60:
+            return [f"{t / 60:g}m" for t in ticks]
+        return [f"{t:g}s" for t in ticks]
+
+
+class ThermalFormatter(AxisFormatter):
+    """The y axis of the thermal chart: the four state names."""
+
+    def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
+        return [float(v) for v in range(len(THERMAL_NAMES)) if min_ <= v <= max_]
+
+    def get_labels_for_ticks(self, ticks: Sequence[float]) -> list[str]:
+        return [THERMAL_NAMES[int(t)] for t in ticks]
+
+
+class Chart(PlotWidget, can_focus=False):
+    """A PlotWidget fed decimated series on demand; not focusable, so app keys stay the app's."""
+
+    DEFAULT_CSS = "Chart { border: round $secondary-darken-2; }"
+
+    def __init__(self, spec: ChartSpec, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+        super().__init__(id=id, allow_pan_and_zoom=False)
+        self.spec = spec
+        self.elapsed_axis = ElapsedFormatter()
+        self.drawn: tuple[int, int, int] | None = None
+        """(session id, version, width) of the last draw: nothing new, nothing to do."""
+
+    def on_mount(self) -> None:
+        self.margin_top = 0
+        self.margin_bottom = 1
+        self.margin_left = 10 if self.spec.thermal_axis else 7
+        self.set_x_formatter(self.elapsed_axis)
+        if self.spec.thermal_axis:
+            self.set_y_formatter(ThermalFormatter())
+        if self.spec.legend:
+            self.show_legend(LegendLocation.BOTTOMLEFT)
+
+    def render(self) -> RenderResult:
+        # textual-plot draws pixel by pixel and each pixel refreshes its canvas: one refresh each
+        with ExitStack() as batch:
+            for canvas in self.query(Canvas):
+                batch.enter_context(canvas.batch_refresh())
+            return super().render()
+
+    @property
+    def columns(self) -> int:
+        """Plot columns (the widget minus its border and the y-axis margin)."""
+        return max(10, self.content_size.width - self.margin_left - 2)
+
+    def draw(self, session: Session) -> bool:
+        """Redraw from `session` if it changed since the last draw; returns whether it did."""
+        key = (id(session), session.version, self.columns)
+        if key == self.drawn:
+            return False
+        self.drawn = key
+        self.border_title = Text(self.spec.title(session))
+        self.elapsed_axis.fit = max(2, self.columns // 7)
+        self.clear()
+        self.set_xlimits(0.0, max(self.spec.xmax(session), 1.0))
+        drawn = []
+        for line in self.spec.lines(session):
+            x, y = line.x, line.y
+            if line.step:
+                x, y = steps(x, y, end=elapsed(session))
+            x, y = decimate(x, y, self.columns)
+            self.plot(x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label)
+            drawn.append(y)
+        limits = self.spec.ylimits(session)
+        self.set_ylimits(*(readable_range(drawn) if limits == (None, None) else limits))
+        return True
+
+
+def readable_range(ys: list[np.ndarray]) -> tuple[float | None, float | None]:
+    """Autoscale, but a flat series (free disk) gets a span its tick labels can tell apart."""
+    values = [y for y in ys if len(y)]
+    if not values:
+        return (None, None)
+    lo = float(min(np.min(y) for y in values))
+    hi = float(max(np.max(y) for y in values))
+    least = max(1.0, abs(hi) * 0.02)
+    if hi - lo >= least:
+        return (None, None)
+    middle = (hi + lo) / 2
+    return (middle - least / 2, middle + least / 2)
+
+
+class Strip(Horizontal):
+    """A label and a Sparkline: a chart when a strip is enough (the compact layout)."""
+
+    DEFAULT_CSS = """
+    Strip { height: 2; }
+    Strip > Label { width: 34; }
+    Strip > Sparkline { width: 1fr; height: 2; }
+    """
+
+    def __init__(
+        self,
+        read: Callable[[Session], tuple[str, np.ndarray]],
+        *,
+        id: str | None = None,  # noqa: A002
+    ) -> None:
+        super().__init__(id=id)
+        self.read = read
+        self.drawn: tuple[int, int, int] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label()
+        yield Sparkline([])
+
+    def draw(self, session: Session) -> bool:
+        spark = self.query_one(Sparkline)
+        key = (id(session), session.version, spark.size.width)
+        if key == self.drawn:
+            return False
+        self.drawn = key
+        label, values = self.read(session)
+        values = values[~np.isnan(values)]
+        self.query_one(Label).update(Text(label))
+        # the sparkline buckets by max: hand it per-column extremes, not 100k points
+        _, y = decimate(np.arange(len(values), dtype=float), values, max(spark.size.width, 1))
+        spark.data = y.tolist()
+        return True
+
+
+def _current_decode(session: Session) -> tuple[str, np.ndarray]:
+    arm = session.arms.get(session.current_arm or "")
+    if arm is None or not len(arm):
+        return "decode tok/s —", np.empty(0)
+    timed = column(arm.columns["warmup"]) == 0
+    values = column(arm.columns["decode_tps"])[timed]
+    last = values[~np.isnan(values)]
+    figure = f"{last[-1]:.1f}" if len(last) else "—"
+    return f"decode {figure} tok/s · {arm.name}", values
+
+
+def _session_strip(attr: str, name: str, fmt: Callable[[float], str]):
+    def read(session: Session) -> tuple[str, np.ndarray]:
+        series = getattr(session, attr)
+        last = series.last()
+        return f"{name} {'—' if last is None else fmt(last)}", column(series.value)
+
+    return read
+
+
+def _thermal_name(value: float) -> str:
+    return THERMAL_NAMES[int(value)]
+
+
+class Strips(Vertical):
+    """Decode of the current arm, thermal state, battery: one line each."""
+
+    DEFAULT_CSS = "Strips { height: auto; padding: 0 1; }"
+
+    def compose(self) -> ComposeResult:
+        yield Strip(_current_decode, id="strip-decode")
+        yield Strip(_session_strip("thermal", "thermal", _thermal_name), id="strip-thermal")
+        battery = _session_strip("battery", "battery %", lambda v: f"{v:.0f}")
+        yield Strip(battery, id="strip-battery")
+
+
+class Charts(Vertical):
+    """The large charts, by id; a layout arranges (or hides) them."""
+
+    def __init__(self, ids: Sequence[str], *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+        super().__init__(id=id)
+        self.ids = tuple(ids)
+
+    def compose(self) -> ComposeResult:
+        for name in self.ids:
+            yield Chart(CHARTS[name], id=name)

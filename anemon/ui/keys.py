@@ -1,0 +1,52 @@
+"""Every operator action once: its key (Footer), its palette entry, and what it needs.
+
+`needs` is "replay" (a Replayer to drive), "controller" (a running plan: the run-control
+issue's Controller on `feed.controller`) or "" (always available).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    keys: str
+    action: str
+    """The action string (Textual syntax, parameters included)."""
+    title: str
+    help: str
+    needs: str = ""
+    show: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.action.split("(")[0]
+
+
+ACTIONS = (
+    Action("q", "quit", "Quit", "Leave (a live watch closes its recording)"),
+    Action("space", "toggle_pause", "Pause", "Pause or resume the replay", "replay"),
+    Action("plus", "faster", "Faster", "Replay faster", "replay"),
+    Action("minus", "slower", "Slower", "Replay slower", "replay"),
+    Action("left", "seek_by(-10)", "−10s", "Seek back 10 seconds", "replay"),
+    Action("right", "seek_by(10)", "+10s", "Seek forward 10 seconds", "replay"),
+    Action("shift+left,comma", "seek_by(-60)", "−1m", "Seek back 1 minute", "replay", False),
+    Action("shift+right,full_stop", "seek_by(60)", "+1m", "Seek forward 1 minute", "replay", False),
+    Action("home", "seek_start", "Start", "Seek to the start", "replay", False),
+    Action("end", "seek_end", "End", "Seek to the end", "replay", False),
+    Action("m", "marker", "Marker", "Add an operator note to the session"),
+    Action("l", "next_layout", "Layout", "Switch to the next layout"),
+    Action("e", "export", "Export", "Summary as Markdown to the clipboard and a file"),
+    Action("s", "screenshot", "Screenshot", "Save the screen as SVG"),
+    Action("a", "abort_arm", "Abort arm", "Stop the current arm", "controller"),
+    Action("X", "abort_session", "Abort all", "Stop the whole session", "controller"),
+    Action("k", "skip_cooldown", "Skip cool", "End the current cooldown now", "controller"),
+    Action("w", "extend_cooldown(60)", "+1m cool", "Extend the cooldown by 60 s", "controller"),
+    Action("p", "toggle_queue", "Hold queue", "Pause or resume the queue of arms", "controller"),
+)
+
+NEEDS = {a.name: a.needs for a in ACTIONS}
+BINDINGS = [Binding(a.keys, a.action, a.title, show=a.show) for a in ACTIONS]

@@ -1,0 +1,196 @@
+"""The dashboard benchmark (not a timed test): prints what the issue's budgets are measured by.
+
+1. One full refresh with 100,000 trials per series in 7 charts (budget: 50 ms), against the
+   naive cost of handing one chart the full series.
+2. A live session at one trial per 4.5 s, idle between trials (budget: < 3 % of a core).
+3. A replay at `max` of 1M events: the longest tick and the key latency (budget: 100 ms).
+
+Run: .venv/bin/python bench/dashboard.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from anemon.events import Event, StartEvent, TrialEvent
+from anemon.feeds import ReplayFeed
+from anemon.sources.replay import Replayer
+from anemon.store import Session
+from anemon.ui.app import Dashboard
+from anemon.ui.app import is_shown as shown
+from anemon.ui.charts import Chart
+from anemon.ui.layouts import resolve
+
+ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
+ALL_CHARTS = "#pair { display: block; height: 1fr; }\n#log { height: 5; }\n"
+"""A user layout showing every chart: the five session charts and the two arm charts."""
+
+
+def trial(t: float, arm: str, i: int) -> TrialEvent:
+    return TrialEvent(
+        t=t,
+        wall=t,
+        arm=arm,
+        trial=i,
+        app_t=t,
+        decode_tps=50 + 20 * math.exp(-i / 5000) + (i % 7),
+        prompt_tps=2000 + (i % 13) * 10,
+        gen=256,
+        battery=95 - i / 10_000,
+        thermal=min(3, i // 30_000),
+        free_gb=38 - i / 100_000,
+        line=f"TRIAL arm={arm} trial={i}",
+    )
+
+
+def events(per_arm: int) -> list[Event]:
+    out: list[Event] = []
+    for k, arm in enumerate(ARMS):
+        base = k * per_arm * 4.5
+        out.append(StartEvent(t=base, wall=base, arm=arm, line=f"START arm={arm}"))
+        out.extend(trial(base + 1 + i * 4.5, arm, i) for i in range(per_arm))
+    return out
+
+
+class LiveFeed:
+    """A live session for the idle benchmark: a trial every `period` seconds."""
+
+    replay = None
+    title = "bench (live)"
+
+    def __init__(self, session: Session, period: float) -> None:
+        self.session = session
+        self.period = period
+        self.next_i = len(session.arms[ARMS[1]])
+
+    def marker(self, note: str) -> None:
+        pass
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period)
+            t = self.session.last_t + self.period
+            self.session.add(trial(t, ARMS[1], self.next_i))
+            self.next_i += 1
+
+    def close(self) -> None:
+        pass
+
+
+async def full_refresh(per_arm: int, layout: Path) -> None:
+    session = Session.from_events(events(per_arm))
+    feed = LiveFeed(session, period=4.5)
+    app = Dashboard(feed, layout, redraw_s=3600)  # timers out of the way: we drive redraws
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        charts = [c for c in app.charts if shown(c)]
+        full, ticks = [], []
+        for i in range(20):
+            session.add(trial(session.last_t + 4.5, ARMS[i % 2], per_arm + i))
+            start = time.perf_counter()
+            app.redraw(force=i < 10)  # 10 full refreshes, then 10 timer ticks (staggered)
+            for chart in charts:
+                chart.render()  # the PlotWidget draws its canvas here
+            (full if i < 10 else ticks).append(time.perf_counter() - start)
+            await pilot.pause()
+        print(
+            f"{per_arm:,} trials per arm, {len(charts)} charts + table + log + status: "
+            f"full refresh median {statistics.median(full) * 1000:.0f} ms "
+            f"(max {max(full) * 1000:.0f}); one timer tick (half the charts, table every "
+            f"other tick) median {statistics.median(ticks) * 1000:.0f} ms "
+            f"(max {max(ticks) * 1000:.0f}); budget 50 ms"
+        )
+        chart = app.query_one("#decode", Chart)
+        arm = session.arms[ARMS[0]]
+        x = np.frombuffer(arm.columns["t"])
+        y = np.frombuffer(arm.columns["decode_tps"])
+        start = time.perf_counter()
+        chart.clear()
+        chart.plot(x, y)
+        chart.render()
+        naive = time.perf_counter() - start
+        print(f"naive: one chart handed {len(x):,} points takes {naive * 1000:.0f} ms")
+
+
+async def idle_live(seconds: float) -> None:
+    session = Session.from_events(events(500))
+    feed = LiveFeed(session, period=4.5)
+    app = Dashboard(feed, resolve("default"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        runner = asyncio.create_task(feed.run())
+        await pilot.pause(1.0)
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.sleep(seconds)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        runner.cancel()
+    print(
+        f"live, one trial per 4.5 s, over {wall:.1f} s: {cpu / wall * 100:.2f} % of a core "
+        f"(budget 3 %; includes the headless compositor)"
+    )
+
+
+def timed(app: Dashboard, name: str, into: list[float]) -> None:
+    """Wrap one of the app's timer callbacks to record how long it holds the event loop."""
+    call = getattr(app, name)
+
+    def wrapper(*args: object, **kwargs: object) -> None:
+        start = time.perf_counter()
+        call(*args, **kwargs)
+        into.append(time.perf_counter() - start)
+
+    setattr(app, name, wrapper)
+
+
+async def replay_max(count: int) -> None:
+    made = time.perf_counter()
+    recorded = events(count // 2)
+    replayer = Replayer(recorded, speed=math.inf)
+    print(f"built {len(recorded):,} events in {time.perf_counter() - made:.1f} s")
+    app = Dashboard(ReplayFeed(replayer, "bench (replay)"), resolve("default"))
+    ticks: list[float] = []
+    redraws: list[float] = []
+    timed(app, "tick", ticks)
+    timed(app, "redraw", redraws)
+    presses = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        started = time.perf_counter()
+        while not replayer.finished and time.perf_counter() - started < 600:
+            start = time.perf_counter()
+            await pilot.press("plus")  # answered between two timer callbacks
+            presses.append(time.perf_counter() - start)
+            await pilot.pause(0.2)
+        took = time.perf_counter() - started
+    block = max(max(ticks), max(redraws))
+    print(
+        f"replay at max of {len(recorded):,} events ({took:.1f} s): longest tick "
+        f"{max(ticks) * 1000:.0f} ms, longest redraw {max(redraws) * 1000:.0f} ms: a key waits "
+        f"at most ~{block * 1000:.0f} ms (budget 100 ms); pilot.press round trip median "
+        f"{statistics.median(presses) * 1000:.0f} ms (includes a screen refresh)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, shorter idle")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = Path(tmp) / "all-charts.tcss"
+        layout.write_text(resolve("default").read_text() + ALL_CHARTS)
+        asyncio.run(full_refresh(10_000 if args.quick else 100_000, layout))
+    asyncio.run(idle_live(9.0 if args.quick else 45.0))
+    asyncio.run(replay_max(100_000 if args.quick else 1_000_000))
+
+
+if __name__ == "__main__":
+    main()

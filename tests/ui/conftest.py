@@ -1,0 +1,26 @@
+"""Dashboards on fixed data with a fixed clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from anemon.feeds import Feed
+from anemon.ui import layouts
+from anemon.ui.app import Dashboard
+
+from .sample import replay_feed
+
+MakeApp = Callable[..., Dashboard]
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> MakeApp:
+    """`make_app(layout="default", feed=None)`: a Dashboard saving exports under tmp_path."""
+
+    def make(layout: str = "default", feed: Feed | None = None) -> Dashboard:
+        return Dashboard(feed or replay_feed(), layouts.resolve(layout), save_dir=tmp_path)
+
+    return make

@@ -1,0 +1,305 @@
+"""Pilot tests: every key and what it does, on fixed data (the replay clock never moves)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from anemon.events import StartEvent, TextEvent, TrialEvent
+from anemon.store import Session
+from anemon.ui.app import Dashboard
+from anemon.ui.arms_table import ArmsTable
+from anemon.ui.charts import Chart, Strip
+from anemon.ui.log_panel import ErrorHighlighter, LogPanel
+from anemon.ui.timeline import Timeline
+
+from .conftest import MakeApp
+from .sample import MARKUP_LINE
+
+SIZE = (120, 40)
+
+
+async def test_the_default_layout_shows_arms_charts_and_log(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        table = app.query_one("#arms", ArmsTable)
+        assert table.row_count == 2
+        row = [cell.plain for cell in table.get_row("minicpm5_1b_ane_pal8")]
+        assert row[:3] == ["minicpm5_1b_ane_pal8", "30", "7,680"]
+        assert "fair → serious" in row
+        charts = [c for c in app.query(Chart) if c.drawn is not None]
+        assert {c.id for c in charts} == {"decode", "prefill", "thermal", "battery", "free"}
+        assert "── phase done" in app.query_one(LogPanel).lines
+
+
+async def test_space_pauses_and_resumes(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        assert app.feed.replay.paused
+        assert "paused" in app.query_one(Timeline).shown
+        await pilot.press("space")
+        assert not app.feed.replay.paused
+
+
+async def test_plus_and_minus_change_the_speed_shown(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("plus")
+        assert app.feed.replay.speed == 2.0
+        assert " 2× " in app.query_one(Timeline).shown
+        await pilot.press("minus", "minus")
+        assert app.feed.replay.speed == 0.5
+
+
+async def test_seek_keys(make_app: MakeApp) -> None:
+    app = make_app()
+    replay = app.feed.replay
+    end = replay.duration
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("left")
+        assert replay.position == pytest.approx(end - 10)
+        await pilot.press("shift+left")
+        assert replay.position == pytest.approx(end - 70)
+        await pilot.press("comma")
+        assert replay.position == pytest.approx(end - 130)
+        await pilot.press("right")
+        assert replay.position == pytest.approx(end - 120)
+        await pilot.press("full_stop")
+        assert replay.position == pytest.approx(end - 60)
+        await pilot.press("home")
+        assert replay.position == 0.0
+        assert app.feed.session.counts["trial"] <= 1
+        assert app.query_one("#arms", ArmsTable).row_count == 0
+        await pilot.press("shift+right")
+        assert replay.position == 60.0
+        await pilot.press("end")
+        assert replay.position == end and replay.finished
+        assert app.query_one("#arms", ArmsTable).row_count == 2
+
+
+async def test_marker_key_adds_an_operator_note(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"hot room", "enter")
+        assert app.feed.session.markers[-1].note == "hot room"
+        assert "── marker: hot room" in app.query_one(LogPanel).lines
+        await pilot.press("m", "x", "escape")
+        assert app.feed.session.markers[-1].note == "hot room"
+
+
+async def test_layout_key_cycles_layouts_live(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.query_one("#charts").display
+        await pilot.press("l")
+        assert app.layout_path.stem == "compact"
+        assert not app.query_one("#charts").display
+        assert app.query_one("#strips").display
+        assert app.query_one("#arms-brief").display
+        await pilot.press("l", "l")
+        assert app.layout_path.stem == "ab"
+        assert app.query_one("#pair").display
+        await pilot.press("l")
+        assert app.layout_path.stem == "default"
+
+
+async def test_export_writes_markdown_and_copies_it(make_app: MakeApp, tmp_path: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        text = (tmp_path / "anemon-summary.md").read_text()
+        assert text.startswith("| arm | trials | tokens |")
+        assert "| minicpm5_1b_gpu_int8 | 30 | 7,680 |" in text
+        assert app.clipboard == text
+        await pilot.press("e")
+        assert (tmp_path / "anemon-summary-2.md").exists()
+
+
+async def test_screenshot_key_saves_an_svg(make_app: MakeApp, tmp_path: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        [svg] = tmp_path.glob("*.svg")
+        assert svg.read_text().startswith("<svg")
+
+
+async def test_q_quits(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0
+
+
+async def test_a_log_line_with_markup_and_escapes_is_shown_literally(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        log = app.query_one(LogPanel)
+        shown = MARKUP_LINE.replace("\x1b", "\\x1b")
+        assert shown in log.lines
+        assert "[bold]not bold[/bold] [link=https://example.com]x[/link]" in shown
+        log.scroll_to(y=log.lines.index(shown), animate=False)
+        await pilot.pause()
+        first_row = "".join(segment.text for segment in log.render_line(0))
+        assert first_row.startswith(shown)
+
+
+def test_error_lines_are_highlighted_and_nothing_else_is() -> None:
+    from rich.text import Text
+
+    highlight = ErrorHighlighter()
+    error = Text("[bench] ERROR: Metal GPU Timeout")
+    highlight.highlight(error)
+    assert error.spans
+    plain = Text("TRIAL arm=[red]x decode_tps=1")
+    highlight.highlight(plain)
+    assert not plain.spans
+
+
+async def test_arm_names_are_data_in_the_table(make_app: MakeApp) -> None:
+    from .sample import replay_feed as feed_of
+
+    events = [
+        StartEvent(t=0, wall=0, arm="[red]x", line="START arm=[red]x"),
+        TrialEvent(t=1, wall=1, arm="[red]x", trial=1, decode_tps=10.0, gen=256, thermal=1),
+    ]
+    app = make_app(feed=feed_of(events))
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        row = app.query_one("#arms", ArmsTable).get_row("[red]x")
+        assert row[0].plain == "[red]x"
+
+
+class FakeController:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def abort_arm(self) -> None:
+        self.calls.append("abort_arm")
+
+    async def abort_session(self) -> None:
+        self.calls.append("abort_session")
+
+    async def skip_cooldown(self) -> None:
+        self.calls.append("skip_cooldown")
+
+    async def extend_cooldown(self, seconds: float) -> None:
+        self.calls.append(f"extend_cooldown {seconds:g}")
+
+    async def pause_queue(self) -> None:
+        self.calls.append("pause_queue")
+
+    async def resume_queue(self) -> None:
+        self.calls.append("resume_queue")
+
+
+class LiveFeed:
+    """A live feed as the dashboard sees it: a Session that grows, no replay."""
+
+    replay = None
+
+    def __init__(self, controller: FakeController | None = None) -> None:
+        self.title = "fake iPhone"
+        self.session = Session()
+        self.controller = controller
+        self.notes: list[str] = []
+
+    def marker(self, note: str) -> None:
+        self.notes.append(note)
+
+    async def run(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+async def test_run_control_keys_call_the_controller() -> None:
+    controller = FakeController()
+    app = Dashboard(LiveFeed(controller), Path("layouts/default.tcss").resolve())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "X", "k", "w", "p", "p")
+    assert controller.calls == [
+        "abort_arm",
+        "abort_session",
+        "skip_cooldown",
+        "extend_cooldown 60",
+        "pause_queue",
+        "resume_queue",
+    ]
+
+
+async def test_run_control_and_replay_keys_are_disabled_when_not_available(
+    make_app: MakeApp,
+) -> None:
+    replay = make_app()
+    assert replay.check_action("abort_arm", ()) is False
+    assert replay.check_action("toggle_pause", ()) is True
+    live = make_app(feed=LiveFeed())
+    assert live.check_action("toggle_pause", ()) is False
+    assert live.check_action("seek_by", (10,)) is False
+    assert live.check_action("marker", ()) is True
+    async with live.run_test(size=SIZE) as pilot:
+        await pilot.press("space", "left", "a")
+        assert not live.query_one(Timeline).display
+
+
+async def test_the_command_palette_offers_the_same_actions(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+    for title in ("Quit", "Pause", "Faster", "Marker", "Layout", "Export", "Screenshot"):
+        assert titles.count(title) == 1
+    assert "Abort arm" not in titles
+    live = Dashboard(LiveFeed(FakeController()), Path("layouts/default.tcss").resolve())
+    async with live.run_test(size=SIZE):
+        titles = [c.title for c in live.get_system_commands(live.screen)]
+    assert "Abort arm" in titles and "Pause" not in titles
+
+
+async def test_palette_command_runs_its_action(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        [pause] = [c for c in app.get_system_commands(app.screen) if c.title == "Pause"]
+        await pause.callback()
+        await pilot.pause()
+        assert app.feed.replay.paused
+
+
+async def test_a_live_session_updates_on_the_redraw_timer(make_app: MakeApp) -> None:
+    feed = LiveFeed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        add = feed.session.add
+        add(StartEvent(t=0, wall=0, arm="a1", line="START arm=a1"))
+        for i in range(1, 6):
+            add(TrialEvent(t=i, wall=i, arm="a1", trial=i, decode_tps=50.0 + i, thermal=1))
+        add(TextEvent(t=6, wall=6, line="ERROR: boom"))
+        app.redraw(force=True)
+        await pilot.pause()
+        assert app.query_one("#arms", ArmsTable).row_count == 1
+        assert app.query_one(LogPanel).lines[-1] == "ERROR: boom"
+        await pilot.press("m", *"n1", "enter")
+        assert feed.notes == ["n1"]
+
+
+async def test_compact_layout_draws_strips_not_charts(make_app: MakeApp) -> None:
+    app = make_app("compact")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert all(c.drawn is None for c in app.query(Chart))
+        assert all(s.drawn is not None for s in app.query(Strip))
+        brief = app.query_one("#arms-brief", ArmsTable)
+        assert brief.row_count == 2
+        assert brief.virtual_size.width <= 80

@@ -1,0 +1,59 @@
+"""One end-to-end run in a real terminal: `anemon replay SAMPLE` under tmux, read, quit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "recordings" / "sim-sustain-1b-v2.jsonl"
+TIMEOUT_S = 30.0
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+def tmux(*args: str) -> str:
+    done = subprocess.run(["tmux", *args], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def wait_for(session: str, predicate, what: str) -> str:
+    """Poll the screen until `predicate(screen)` (overall timeout: the test fails, not hangs)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = tmux("capture-pane", "-p", "-t", session)
+        if predicate(screen):
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+
+def test_replay_in_a_real_terminal_shows_the_dashboard_and_quits_cleanly(tmp_path: Path) -> None:
+    session = f"anemon-test-{tmp_path.name}"
+    status = tmp_path / "status"
+    command = (
+        f"{sys.executable} -m anemon replay {SAMPLE} --speed max; echo $? > {status}; sleep 60"
+    )
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", str(REPO), command)
+    try:
+        screen = wait_for(session, lambda s: "phase done" in s and "■ end" in s, "the replay end")
+        for seen in ("decode tok/s", "thermal state", "minicpm5_1b_ane_pal8", "╭─ log", "Quit"):
+            assert seen in screen
+        tmux("send-keys", "-t", session, "q")
+        deadline = time.monotonic() + TIMEOUT_S
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert status.read_text().strip() == "0"
+        after = tmux("capture-pane", "-p", "-t", session)
+        assert "Traceback" not in after
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False)
