@@ -11,17 +11,18 @@ import dataclasses
 import math
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from anemon.cli.common import add_record_options, add_view_options, speed
+from anemon.devices import REAL_KINDS
 from anemon.errors import AnemonError
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
     from anemon.control.runner import PlanRun
+    from anemon.headless import HeadlessView
 
-DEVICE_KINDS = ("sim", "devicectl", "pymobiledevice3")
+DEVICE_KINDS = ("sim", *REAL_KINDS)
 DASHBOARD_MAX_SPEED = 600.0
 """`--speed max` under the dashboard: it needs real time, so "max" is a large factor."""
 
@@ -51,46 +52,39 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
     """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status."""
     from anemon.control.clock import clock_for
     from anemon.control.runner import PlanRun
+    from anemon.headless import HeadlessView, make_console
     from anemon.recording.writer import default_path
 
     record = None if args.no_record else (args.record or default_path(plan.tag))
-    ui = None if args.headless else _dashboard()
-    if ui is not None and math.isinf(speed_x):
-        speed_x = DASHBOARD_MAX_SPEED
-    if ui is not None:
+    if not args.headless:
+        from anemon import ui
+
         ui.resolve(args.layout)  # a bad layout is a usage error before anything starts
+        if math.isinf(speed_x):
+            speed_x = DASHBOARD_MAX_SPEED
     feed = PlanRun(plan, clock_for(speed_x), record=record)
     print(f"recording to {record}" if record else "not recording (--no-record)", file=sys.stderr)
-    if ui is None:
-        return _headless(feed)
-    ui.launch(feed, args.layout)
+    view = HeadlessView(make_console())
+    if args.headless:
+        _headless(feed, view)
+    else:
+        ui.launch(feed, args.layout)
+    # The table stays in the terminal's scrollback, for the lab notes.
+    view.finish(feed.session, title=feed.title)
+    for line in outcome_lines(feed):
+        view.console.print(line, markup=False, highlight=False)
     return _exit_status(feed)
 
 
-def _dashboard() -> ModuleType | None:
-    try:
-        from anemon import ui
-    except ImportError:
-        print("anemon: the dashboard is not available; running headless", file=sys.stderr)
-        return None
-    return ui
-
-
-def _headless(feed: PlanRun) -> int:
+def _headless(feed: PlanRun, view: HeadlessView) -> None:
     from anemon.control.clock import run as run_on_clock
     from anemon.control.runner import run_with_signals
-    from anemon.headless import HeadlessView, make_console
 
-    view = HeadlessView(make_console())
     feed.pipeline.subscribe(view.handle)
     try:
         run_on_clock(run_with_signals(feed), feed.clock)
     finally:
         feed.close()
-    view.finish(feed.session, title=feed.title)
-    for line in outcome_lines(feed):
-        view.console.print(line, markup=False, highlight=False)
-    return _exit_status(feed)
 
 
 def outcome_lines(feed: PlanRun) -> list[str]:

@@ -35,13 +35,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
-    feed = _device_feed(args) if args.device else _mirror_feed(args)
-    print(_recording_note(feed), file=sys.stderr)
     if not args.headless:
         from anemon import ui
 
-        return ui.launch(feed, args.layout)
-    return asyncio.run(_run_headless(feed))
+        ui.resolve(args.layout)  # a bad layout is a usage error before anything is recorded
+    feed = _device_feed(args) if args.device else _mirror_feed(args)
+    print(_recording_note(feed), file=sys.stderr)
+    if args.headless:
+        return asyncio.run(_run_headless(feed))
+    from anemon.headless import HeadlessView
+
+    ui.launch(feed, args.layout)
+    HeadlessView().finish(feed.session, title=feed.title)  # kept in the scrollback
+    return 0
 
 
 def _check(args: argparse.Namespace) -> None:

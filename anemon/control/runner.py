@@ -14,6 +14,7 @@ from anemon.control.clock import Clock
 from anemon.control.controller import Controller
 from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan
+from anemon.devices import real_device
 from anemon.devices.base import Device, DeviceInfo
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, make_header
@@ -27,13 +28,7 @@ def make_device(plan: Plan, clock: Clock) -> Device:
         from anemon.devices.sim import from_plan
 
         return from_plan(plan, clock)
-    if kind == "devicectl":
-        from anemon.devices.devicectl import DevicectlDevice
-
-        return DevicectlDevice(spec.id, poll_s=spec.poll_s)
-    from anemon.devices.pmd3 import Pmd3Device
-
-    return Pmd3Device(spec.id or None, poll_s=spec.poll_s)
+    return real_device(kind, spec.id, poll_s=spec.poll_s)
 
 
 class PlanRun:
