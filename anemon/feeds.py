@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from anemon.devices.base import Device
 from anemon.events import MarkerEvent
 from anemon.pipeline import LineFeed, Pipeline, read_telemetry
+from anemon.recording.reader import open_source
 from anemon.sources.replay import Replayer
 from anemon.store import Session
 
@@ -43,10 +44,17 @@ class Feed(Protocol):
 class ReplayFeed:
     """A recording or log played through a Replayer."""
 
-    def __init__(self, replayer: Replayer, title: str) -> None:
+    def __init__(self, replayer: Replayer, title: str, tag: str | None = None) -> None:
         self.replay: Replayer | None = replayer
         self.title = title
+        self.tag = tag
         self._replayer = replayer
+
+    @classmethod
+    def open(cls, path: Path, **replay_options: Any) -> ReplayFeed:
+        """A SOURCE (recording or raw log) read whole, ready to play."""
+        reader = open_source(path)
+        return cls(Replayer(list(reader), **replay_options), str(path), reader.tag)
 
     @property
     def session(self) -> Session:

@@ -19,19 +19,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from anemon.feeds import ReplayFeed
-    from anemon.recording.reader import open_source
-    from anemon.sources.replay import Replayer
 
-    reader = open_source(args.source)
-    events = list(reader)
     if args.headless:
         from anemon.headless import HeadlessView
 
         view = HeadlessView()
-        replayer = Replayer(events, speed=args.speed, listener=view.handle)
-        asyncio.run(replayer.play())
-        view.finish(replayer.session, title=str(args.source))
+        feed = ReplayFeed.open(args.source, speed=args.speed, listener=view.handle)
+        asyncio.run(feed.run())
+        view.finish(feed.session, title=feed.title)
         return 0
     from anemon import ui
 
-    return ui.launch(ReplayFeed(Replayer(events, speed=args.speed), str(args.source)), args.layout)
+    return ui.launch(ReplayFeed.open(args.source, speed=args.speed), args.layout)

@@ -39,6 +39,13 @@ class SourceReader:
     def __post_init__(self) -> None:
         self._parser = LineParser(self.path.name)
 
+    @property
+    def tag(self) -> str | None:
+        """The tag of the plan a recording was made from (a raw log has no header)."""
+        plan = (self.header or {}).get("plan")
+        tag = plan.get("tag") if isinstance(plan, dict) else None
+        return tag if isinstance(tag, str) and tag else None
+
     def __iter__(self) -> Iterator[Event]:
         with self._open() as stream:
             if self.kind == "recording":

@@ -66,7 +66,8 @@ class Dashboard(App[None]):
         self.queue_paused = False
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(self.feed.title, id="status")
+        # a recording's plan tag, when the feed knows it (feeds without one: None)
+        yield StatusLine(self.feed.title, tag=getattr(self.feed, "tag", None), id="status")
         yield Timeline(self.feed.replay, id="timeline")
         with Vertical(id="body"):
             yield Charts(MAIN_CHARTS, id="charts")

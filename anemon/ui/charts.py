@@ -15,6 +15,7 @@ import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Region, Size
 from textual.widgets import Label, Sparkline
 from textual_hires_canvas import Canvas
 from textual_plot import HiResMode, LegendLocation, PlotWidget
@@ -183,8 +184,8 @@ class Chart(PlotWidget, can_focus=False):
         super().__init__(id=id, allow_pan_and_zoom=False)
         self.spec = spec
         self.elapsed_axis = ElapsedFormatter()
-        self.drawn: tuple[int, int, int] | None = None
-        """(session id, version, width) of the last draw: nothing new, nothing to do."""
+        self.drawn: tuple[int, int, Size] | None = None
+        """(session id, version, size) of the last draw: nothing new, nothing to do."""
 
     def on_mount(self) -> None:
         self.margin_top = 0
@@ -193,8 +194,6 @@ class Chart(PlotWidget, can_focus=False):
         self.set_x_formatter(self.elapsed_axis)
         if self.spec.thermal_axis:
             self.set_y_formatter(ThermalFormatter())
-        if self.spec.legend:
-            self.show_legend(LegendLocation.BOTTOMLEFT)
 
     def render(self) -> RenderResult:
         # textual-plot draws pixel by pixel and each pixel refreshes its canvas: one refresh each
@@ -204,31 +203,172 @@ class Chart(PlotWidget, can_focus=False):
             return super().render()
 
     @property
+    def plot_size(self) -> tuple[int, int]:
+        """Cells inside the axis lines: the widget minus the y-axis margin, the x-axis margin
+        and the two axis lines (the border is outside `content_size`)."""
+        width = self.content_size.width - self.margin_left - 2
+        height = self.content_size.height - self.margin_top - self.margin_bottom - 2
+        return width, height
+
+    @property
     def columns(self) -> int:
-        """Plot columns (the widget minus its border and the y-axis margin)."""
-        return max(10, self.content_size.width - self.margin_left - 2)
+        """Plot columns: what the series are decimated to."""
+        return max(10, self.plot_size[0])
 
     def draw(self, session: Session) -> bool:
         """Redraw from `session` if it changed since the last draw; returns whether it did."""
-        key = (id(session), session.version, self.columns)
+        key = (id(session), session.version, self.content_size)
         if key == self.drawn:
             return False
         self.drawn = key
         self.border_title = Text(self.spec.title(session))
         self.elapsed_axis.fit = max(2, self.columns // 7)
         self.clear()
-        self.set_xlimits(0.0, max(self.spec.xmax(session), 1.0))
-        drawn = []
+        xs, ys = [], []
         for line in self.spec.lines(session):
             x, y = line.x, line.y
             if line.step:
                 x, y = steps(x, y, end=elapsed(session))
             x, y = decimate(x, y, self.columns)
+            if len(x) == 1:  # a line needs two ends: a lone point would not show at all
+                x, y = np.repeat(x, 2), np.repeat(y, 2)
             self.plot(x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label)
-            drawn.append(y)
-        limits = self.spec.ylimits(session)
-        self.set_ylimits(*(readable_range(drawn) if limits == (None, None) else limits))
+            xs.append(x)
+            ys.append(y)
+        # explicit limits from exactly the points handed over: none falls outside the axes
+        self.set_xlimits(*x_limits(xs, max(self.spec.xmax(session), 1.0)))
+        self.set_ylimits(*y_limits(ys, self.spec.ylimits(session)))
+        self.place_legend()
         return True
+
+    def on_resize(self) -> None:
+        # the points stay until the next draw, but a legend placed for the old size may hide them
+        self.place_legend()
+
+    def place_legend(self) -> None:
+        """In the first corner (bottom left first) where it hides no line; else not at all.
+
+        The legend floats over the plot: on a small chart it would cover the lines it names,
+        and the arms keep their colours in every chart, so another chart's legend serves.
+        """
+        if not self.spec.legend:
+            return
+        labels = [label for label in self._labels if label is not None]
+        width, height = self.plot_size
+        size = Size(4 + max(map(len, labels), default=0) + 2, len(labels) + 2)  # "⠒⠒⠒ name", border
+        if labels and size.width <= width and size.height <= height:
+            drawn = self.drawn_cells(Region(1, 1, width, height))
+            for corner in LEGEND_CORNERS:
+                box = legend_box(corner, size, width, height)
+                if not drawn[box.y : box.bottom, box.x : box.right].any():
+                    self.show_legend(corner)
+                    return
+        self.show_legend(is_visible=False)
+
+    def drawn_cells(self, box: Region) -> np.ndarray:
+        """Which cells (row, column) of the plot canvas the lines pass through, were the
+        axes drawn around `box`."""
+        cells = np.zeros((box.bottom + 1, box.right + 1), dtype=bool)
+        # textual-plot's own limits and datasets (private: it has no getters for them)
+        limits = (self._x_min, self._x_max, self._y_min, self._y_max)
+        if limits[0] == limits[1] or limits[2] == limits[3]:
+            return cells
+        for data in self._datasets:
+            if len(data.x):
+                x, y = along(*to_cells(data.x, data.y, limits, box))
+                cells[np.floor(y).astype(int), np.floor(x).astype(int)] = True
+        return cells
+
+    def get_hires_pixel_from_coordinate(self, x: Number, y: Number) -> tuple[Number, Number]:
+        """Data → canvas position, onto the cells inside the axes.
+
+        textual-plot maps [min, max] onto the closed span [left, right] of its box and the
+        canvas floors positions to cells, so x = max lands on the right axis line and
+        y = min on the bottom one, and the axes drawn next hide them (the end of a step
+        line, an arm's lowest trials). Here the span is half-open: the extremes fall in the
+        last cells inside the axes, the same ones `_scale_rectangle` frames.
+        """
+        box = self._scale_rectangle  # private in textual-plot: the axes are drawn around it
+        return to_cells(x, y, (self._x_min, self._x_max, self._y_min, self._y_max), box)
+
+
+Number = float | np.floating | np.ndarray
+
+INSIDE = 1e-6
+"""A millionth of a cell short of the far edge: the floor keeps it inside the axes."""
+
+LEGEND_CORNERS = (
+    LegendLocation.BOTTOMLEFT,
+    LegendLocation.TOPLEFT,
+    LegendLocation.TOPRIGHT,
+    LegendLocation.BOTTOMRIGHT,
+)
+
+
+def to_cells(
+    x: Number, y: Number, limits: tuple[float, float, float, float], box: Region
+) -> tuple[Number, Number]:
+    """Data → plot canvas position (in cells, fractional), onto the cells inside `box`."""
+    x_min, x_max, y_min, y_max = limits
+    fx = (x - x_min) / (x_max - x_min)
+    fy = (y - y_min) / (y_max - y_min)
+    return box.x + fx * (box.width - INSIDE), box.bottom - INSIDE - fy * (box.height - INSIDE)
+
+
+def along(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points along a polyline, closer than a braille dot: one in every cell it crosses."""
+    lengths = np.maximum(np.abs(np.diff(x)), np.abs(np.diff(y)))
+    at = np.r_[0.0, np.cumsum(np.ceil(lengths * 4) + 1)]
+    t = np.arange(at[-1] + 1)
+    return np.interp(t, at, x), np.interp(t, at, y)
+
+
+def legend_box(corner: LegendLocation, size: Size, width: int, height: int) -> Region:
+    """Where textual-plot puts a legend of `size` in `corner` of a `width`×`height` plot
+    (canvas cells, the axes at 0)."""
+    left = corner in (LegendLocation.TOPLEFT, LegendLocation.BOTTOMLEFT)
+    top = corner in (LegendLocation.TOPLEFT, LegendLocation.TOPRIGHT)
+    x = 1 if left else width + 1 - size.width
+    y = 1 if top else height + 1 - size.height
+    return Region(x, y, size.width, size.height)
+
+
+MARGIN = 0.05
+"""Of the data's span, above and below an autoscaled range: extremes clear the axis lines."""
+
+
+def extent(values: list[np.ndarray]) -> tuple[float, float] | None:
+    """The smallest and largest value over all the series, or None if all are empty."""
+    present = [v for v in values if len(v)]
+    if not present:
+        return None
+    return min(float(np.min(v)) for v in present), max(float(np.max(v)) for v in present)
+
+
+def x_limits(xs: list[np.ndarray], end: float) -> tuple[float, float]:
+    """From 0 to `end` (the session or the longest arm), widened to any point beyond."""
+    span = extent(xs)
+    return (0.0, end) if span is None else (min(0.0, span[0]), max(end, span[1]))
+
+
+def y_limits(
+    ys: list[np.ndarray], fixed: tuple[float | None, float | None]
+) -> tuple[float | None, float | None]:
+    """A chart's fixed limits widened to its data, or the data's range and a margin."""
+    span = extent(ys)
+    if span is None:
+        return fixed
+    lo, hi = span
+    if fixed != (None, None):
+        return (
+            lo if fixed[0] is None else min(fixed[0], lo),
+            hi if fixed[1] is None else max(fixed[1], hi),
+        )
+    flat = readable_range(ys)
+    if flat != (None, None):
+        return flat
+    margin = (hi - lo) * MARGIN
+    return lo - margin, hi + margin
 
 
 def readable_range(ys: list[np.ndarray]) -> tuple[float | None, float | None]:

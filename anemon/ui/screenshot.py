@@ -10,17 +10,15 @@ import asyncio
 from pathlib import Path
 
 from anemon.feeds import ReplayFeed
-from anemon.recording.reader import open_source
-from anemon.sources.replay import Replayer
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
 
 
 async def save(source: Path, out: Path, layout: str, size: tuple[int, int]) -> Path:
     """The whole recording played (a fixed clock: nothing depends on when it is taken)."""
-    replayer = Replayer(list(open_source(source)), monotonic=lambda: 0.0)
-    replayer.seek(replayer.duration)
-    app = Dashboard(ReplayFeed(replayer, str(source)), resolve(layout))
+    feed = ReplayFeed.open(source, monotonic=lambda: 0.0)
+    feed.replay.seek(feed.replay.duration)
+    app = Dashboard(feed, resolve(layout))
     async with app.run_test(size=size) as pilot:
         app.redraw(force=True)
         await pilot.pause()

@@ -26,10 +26,19 @@ def thermal_text(value: float | None) -> Text:
     return Text(thermal_name(state) or "—", style=_THERMAL_STYLES[state])
 
 
-def status_text(session: Session, title: str) -> Text:
-    """All from the Session (never the wall clock): replays and snapshots agree."""
-    arm = session.arms.get(session.current_arm or "")
-    tag = arm.start.tag if arm is not None and arm.start is not None else None
+def session_tag(session: Session) -> str | None:
+    """The tag the latest START line carried (a log has no header to name it)."""
+    starts = [arm.start for arm in session.arms.values() if arm.start is not None]
+    tagged = [start for start in starts if start.tag]
+    return max(tagged, key=lambda start: start.t).tag if tagged else None
+
+
+def status_text(session: Session, title: str, tag: str | None = None) -> Text:
+    """All from the Session (never the wall clock): replays and snapshots agree.
+
+    `tag` is the session's own (a recording's plan); without one, the latest START's.
+    """
+    tag = tag or session_tag(session)
     phase = session.phase.phase if session.phase is not None else None
     elapsed = session.last_t - session.first_t if session.first_t is not None else 0.0
     battery = session.battery.last()
@@ -71,13 +80,20 @@ class StatusLine(Static):
 
     DEFAULT_CSS = "StatusLine { height: auto; padding: 0 1; background: $boost; }"
 
-    def __init__(self, title: str, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+    def __init__(
+        self,
+        title: str,
+        *,
+        tag: str | None = None,
+        id: str | None = None,  # noqa: A002 (Textual)
+    ) -> None:
         super().__init__(id=id)
         self.feed_title = title
+        self.tag = tag
         self.drawn: tuple[int, int] | None = None
 
     def show(self, session: Session) -> None:
         key = (id(session), session.version)
         if key != self.drawn:
             self.drawn = key
-            self.update(status_text(session, self.feed_title))
+            self.update(status_text(session, self.feed_title, self.tag))

@@ -136,3 +136,13 @@ def test_flushed_per_event(tmp_path):
     recorder.write(EVENTS[1])
     assert len(path.read_text().splitlines()) == 2  # readable before close: a crash loses nothing
     recorder.close()
+
+
+def test_tag_comes_from_the_plan_in_the_header(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    Recorder(path, make_header(source="x", plan={"tag": "sustain-1b"})).close()
+    assert open_source(path).tag == "sustain-1b"
+    assert open_source(record(tmp_path, name="no-plan.jsonl")).tag is None
+    log = tmp_path / "bench.log"
+    log.write_text("TRIAL arm=a tag=x\n")
+    assert open_source(log).tag is None

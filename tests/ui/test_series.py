@@ -69,3 +69,37 @@ def test_a_flat_series_gets_a_readable_range() -> None:
     assert readable_range([np.array([38.0, 38.0])]) == (37.5, 38.5)
     assert readable_range([np.array([1.0, 50.0])]) == (None, None)
     assert readable_range([]) == (None, None)
+
+
+def test_y_limits_cover_every_series_with_a_margin() -> None:
+    from anemon.ui.charts import y_limits
+
+    fast, slow = np.array([2200.0, 4100.0]), np.array([1000.0, 1250.0])
+    lo, hi = y_limits([fast, slow], (None, None))
+    assert lo == 1000.0 - 0.05 * 3100 and hi == 4100.0 + 0.05 * 3100
+    # the flat rule still holds, and fixed limits widen to data beyond them
+    assert y_limits([np.array([38.0, 38.0]), np.empty(0)], (None, None)) == (37.5, 38.5)
+    assert y_limits([np.array([95.0])], (0, 100)) == (0, 100)
+    assert y_limits([np.array([-0.5, 101.0])], (0, 100)) == (-0.5, 101.0)
+    assert y_limits([], (None, None)) == (None, None)
+    assert y_limits([np.empty(0)], (-0.1, 3.1)) == (-0.1, 3.1)
+
+
+def test_x_limits_run_from_zero_to_the_end_or_the_last_point() -> None:
+    from anemon.ui.charts import x_limits
+
+    assert x_limits([np.array([4.0, 1499.0])], 1499.0) == (0.0, 1499.0)
+    assert x_limits([np.array([-2.0, 1510.0])], 1499.0) == (-2.0, 1510.0)
+    assert x_limits([], 60.0) == (0.0, 60.0)
+
+
+def test_points_map_inside_the_axes_even_at_the_limits() -> None:
+    from textual.geometry import Region
+
+    from anemon.ui.charts import to_cells
+
+    box = Region(1, 1, 19, 6)  # a 21×8 plot canvas, its axes along the edges
+    limits = (0.0, 100.0, 0.0, 10.0)
+    corners = [to_cells(x, y, limits, box) for x in (0.0, 100.0) for y in (0.0, 10.0)]
+    cells = {(int(np.floor(x)), int(np.floor(y))) for x, y in corners}
+    assert cells == {(1, 6), (1, 1), (19, 6), (19, 1)}
