@@ -12,6 +12,7 @@ from anemon.events import thermal_name
 from anemon.store import ArmSeries, Session
 
 SERIOUS = 2
+_SUMMARY_COLUMNS = ("app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,47 +67,62 @@ def summarize(session: Session) -> list[ArmSummary]:
 
 
 def summarize_arm(arm: ArmSeries) -> ArmSummary:
-    frame = trials_frame(arm)
-    timed = frame[frame["warmup"] == 0]
-    decode = timed["decode_tps"].dropna()
-    thermal = timed["thermal"].dropna()
-    battery = timed["battery"].dropna()
-    serious = timed.loc[timed["thermal"] >= SERIOUS, "app_t"]
+    """Over the non-warm-up trials; numpy on the Session's columns, without copying them into
+    a DataFrame first: the live arms table recomputes this for arms of 100k trials and more."""
+    warmup = np.frombuffer(arm.columns["warmup"])
+    timed = warmup == 0
+    everyone = bool(timed.all())  # the common case: no copies
+    column = {
+        name: values if everyone else values[timed]
+        for name, values in ((n, np.frombuffer(arm.columns[n])) for n in _SUMMARY_COLUMNS)
+    }
+    decode = _present(column["decode_tps"])
+    thermal = _present(column["thermal"])
+    battery = _present(column["battery"])
+    serious = column["app_t"][column["thermal"] >= SERIOUS]
     return ArmSummary(
         arm=arm.name,
-        trials=len(timed),
-        tokens=int(timed["gen"].fillna(0).sum()),
-        decode_mean=_value(decode.mean()),
-        decode_first3=_value(decode.head(3).mean()),
-        decode_last3=_value(decode.tail(3).mean()),
-        decode_min=_value(decode.min()),
-        decode_max=_value(decode.max()),
-        prefill_mean=_value(timed["prompt_tps"].mean()),
-        thermal_start=_int(thermal.head(1)),
-        thermal_end=_int(thermal.tail(1)),
-        serious_at_s=_value(serious.iloc[0]) if len(serious) else None,
-        battery_start=_value(battery.iloc[0]) if len(battery) else None,
-        battery_end=_value(battery.iloc[-1]) if len(battery) else None,
+        trials=len(column["gen"]),
+        tokens=int(np.nansum(column["gen"])),
+        decode_mean=_mean(decode),
+        decode_first3=_mean(decode[:3]),
+        decode_last3=_mean(decode[-3:]),
+        decode_min=_value(decode.min()) if len(decode) else None,
+        decode_max=_value(decode.max()) if len(decode) else None,
+        prefill_mean=_mean(_present(column["prompt_tps"])),
+        thermal_start=int(thermal[0]) if len(thermal) else None,
+        thermal_end=int(thermal[-1]) if len(thermal) else None,
+        serious_at_s=_value(serious[0]) if len(serious) else None,
+        battery_start=_value(battery[0]) if len(battery) else None,
+        battery_end=_value(battery[-1]) if len(battery) else None,
         errors=arm.errors,
-        rounds=_rounds(timed, arm.rounds),
+        rounds=_rounds(column, arm.rounds),
     )
 
 
-def _rounds(timed: pd.DataFrame, launches: int) -> tuple[RoundSummary, ...]:
-    grouped = timed.groupby("round")
-    counts = grouped.size()
-    decode = grouped["decode_tps"].mean()
-    prefill = grouped["prompt_tps"].mean()
-    result = []
-    for number in range(1, max(launches, int(counts.index.max()) if len(counts) else 0) + 1):
-        result.append(
-            RoundSummary(
-                trials=int(counts.get(number, 0)),
-                decode_mean=_value(decode.get(number)),
-                prefill_mean=_value(prefill.get(number)),
-            )
+def _rounds(column: dict[str, np.ndarray], launches: int) -> tuple[RoundSummary, ...]:
+    """One entry per launch (START), in order: its trials and its means."""
+    number = column["round"]
+    count = max(launches, int(number.max()) if len(number) else 0)
+    if count <= 1:  # one launch: its figures are the arm's
+        decode, prefill = _present(column["decode_tps"]), _present(column["prompt_tps"])
+        return (RoundSummary(len(number), _mean(decode), _mean(prefill)),) if count else ()
+    return tuple(
+        RoundSummary(
+            trials=int((number == n).sum()),
+            decode_mean=_mean(_present(column["decode_tps"][number == n])),
+            prefill_mean=_mean(_present(column["prompt_tps"][number == n])),
         )
-    return tuple(result)
+        for n in range(1, count + 1)
+    )
+
+
+def _present(values: np.ndarray) -> np.ndarray:
+    return values[~np.isnan(values)]
+
+
+def _mean(values: np.ndarray) -> float | None:
+    return float(values.mean()) if len(values) else None
 
 
 def _value(x: object) -> float | None:
@@ -114,7 +130,3 @@ def _value(x: object) -> float | None:
         return None
     value = float(x)  # type: ignore[arg-type]
     return None if math.isnan(value) else value
-
-
-def _int(series: pd.Series) -> int | None:
-    return int(series.iloc[0]) if len(series) else None

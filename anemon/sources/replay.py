@@ -17,6 +17,8 @@ from anemon.store import Session
 
 MAX_BATCH = 5_000
 """Events added per tick at `max` speed, so a view stays responsive between ticks."""
+TICK_BUDGET_S = 0.02
+"""A tick stops adding events after this long (seeks excepted), so keys still get answered."""
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
 
 
@@ -69,15 +71,20 @@ class Replayer:
             end = min(end, self._index + limit)
         add = self.session.add
         listener = self._listener if notify else None
-        for event in self.events[self._index : end]:
+        deadline = self._monotonic() + TICK_BUDGET_S if limit is not None else math.inf
+        start = index = self._index
+        while index < end:
+            event = self.events[index]
             add(event)
             if listener is not None:
                 listener(event)
-        count = end - self._index
-        self._index = end
-        if count and limit is not None:
-            self._position = self.times[end - 1] - self.start
-        return count
+            index += 1
+            if index % 256 == 0 and self._monotonic() > deadline:
+                break
+        self._index = index
+        if index > start and limit is not None:
+            self._position = self.times[index - 1] - self.start
+        return index - start
 
     def toggle_pause(self) -> None:
         self.paused = not self.paused

@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from anemon.feeds import Feed
+from anemon.store import Session
 from anemon.ui import keys, layouts
 from anemon.ui.arms_table import BRIEF, ArmsTable
 from anemon.ui.charts import Chart, Charts, Strip, Strips
@@ -38,6 +39,12 @@ def is_shown(widget: Widget) -> bool:
     return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))
 
 
+TABLE_EVERY = 5
+"""Rounds between arms-table updates (the per-arm summary is the costliest panel)."""
+SETTLE_ROUNDS = 10
+"""Rounds after a change in which every chart (one per round) and the table get their turn."""
+
+
 class Dashboard(App[None]):
     """The same screens live and in replay; `feed.session` is read fresh on every draw."""
 
@@ -50,7 +57,7 @@ class Dashboard(App[None]):
         *,
         save_dir: Path | None = None,
         tick_s: float = 0.1,
-        redraw_s: float = 0.5,
+        redraw_s: float = 0.2,
         log_lines: int = 2000,
     ) -> None:
         super().__init__(css_path=[BASE_CSS, layout])
@@ -64,6 +71,8 @@ class Dashboard(App[None]):
         self.title = feed.title
         self.rounds = 0
         self.queue_paused = False
+        self._seen: tuple[object, ...] | None = None
+        self._settling = 0
 
     def compose(self) -> ComposeResult:
         # a recording's plan tag, when the feed knows it (feeds without one: None)
@@ -98,23 +107,38 @@ class Dashboard(App[None]):
         self.timeline.show()
 
     def redraw(self, force: bool = False) -> None:
-        """Every panel checks for itself whether its data changed; charts take turns."""
+        """Every panel checks for itself whether its data changed; the costly ones take turns,
+        one chart per round and the table every TABLE_EVERY rounds, so no round blocks keys."""
         session = self.feed.session
+        if not (force or self._changed(session)):
+            return  # a live session between two trials costs (almost) nothing
         self.rounds += 1
         with self.batch_update():
             self.status.show(session)
             self.timeline.show()
             self.log_panel.show(session)
-            if force or self.rounds % 2:
+            if force or self.rounds % TABLE_EVERY == 0:
                 for table in self.tables:
                     if is_shown(table):
                         table.show(session)
             for strip in self.strips:
                 if is_shown(strip):
                     strip.draw(session)
-            for i, chart in enumerate(c for c in self.charts if is_shown(c)):
-                if force or (i + self.rounds) % 2 == 0:
+            shown = [c for c in self.charts if is_shown(c)]
+            for i, chart in enumerate(shown):
+                if force or i == self.rounds % len(shown):
                     chart.draw(session)
+
+    def _changed(self, session: Session) -> bool:
+        """New data or a moving replay; or panels still taking their turn at the last change."""
+        replay = self.feed.replay
+        seen = (id(session), session.version, replay and (replay.position, replay.speed,
+                                                          replay.paused))  # fmt: skip
+        if seen != self._seen:
+            self._seen = seen
+            self._settling = SETTLE_ROUNDS
+        self._settling -= 1
+        return self._settling >= 0
 
     # ---- actions -------------------------------------------------------------------------
 

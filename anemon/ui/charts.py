@@ -188,6 +188,7 @@ class Chart(PlotWidget, can_focus=False):
         """(session id, version, size) of the last draw: nothing new, nothing to do."""
 
     def on_mount(self) -> None:
+        self.border_title = Text(self.spec.title(Session()))  # before the first draw's turn
         self.margin_top = 0
         self.margin_bottom = 1
         self.margin_left = 10 if self.spec.thermal_axis else 7

@@ -20,6 +20,11 @@ class ErrorHighlighter(Highlighter):
             text.stylize("italic cyan")
 
 
+PER_ROUND = 200
+"""Most lines written per redraw: a fast replay shows its newest lines and says what it skipped
+(writing thousands of lines per redraw would hold the keys up; the recording has them all)."""
+
+
 class LogPanel(Log, can_focus=False):
     """Appends what is new in `session.log` (by `log_total`), bounded to `max_lines`."""
 
@@ -37,8 +42,10 @@ class LogPanel(Log, can_focus=False):
             self.session_id = id(session)
             self.seen = 0
             self.clear()
-        held = len(session.log)
-        new = min(session.log_total - self.seen, held, self.max_lines or held)
+        arrived = session.log_total - self.seen
+        new = min(arrived, len(session.log), PER_ROUND)
+        if arrived > new:
+            self.write_line(f"── … {arrived - new:,} lines skipped at this speed")
         if new > 0:
             items = list(session.log)[-new:]
             self.write_lines(log_text(event) for event in items)

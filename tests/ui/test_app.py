@@ -153,6 +153,24 @@ async def test_a_log_line_with_markup_and_escapes_is_shown_literally(make_app: M
         assert first_row.startswith(shown)
 
 
+async def test_a_flood_of_lines_shows_the_newest_and_says_what_it_skipped(
+    make_app: MakeApp,
+) -> None:
+    from anemon.ui.log_panel import PER_ROUND
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        session = app.feed.session
+        for i in range(PER_ROUND + 50):
+            session.add(TextEvent(t=1e6 + i, wall=0.0, line=f"flood {i}"))
+        app.redraw(force=True)
+        await pilot.pause()
+        lines = app.query_one(LogPanel).lines
+        assert lines[-PER_ROUND - 1] == "── … 50 lines skipped at this speed"
+        assert lines[-PER_ROUND:] == [f"flood {i}" for i in range(50, PER_ROUND + 50)]
+
+
 def test_error_lines_are_highlighted_and_nothing_else_is() -> None:
     from rich.text import Text
 
