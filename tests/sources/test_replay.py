@@ -78,3 +78,10 @@ def test_speed_steps():
     replayer.slower()
     replayer.slower()
     assert replayer.speed == 0.5
+
+
+def test_a_tick_at_max_speed_stops_at_its_time_budget():
+    ticks = iter(range(10**9))
+    replayer = Replayer(events(1000), speed=math.inf, monotonic=lambda: float(next(ticks)))
+    assert replayer.tick() == 256  # the clock ran past the budget at the first check
+    assert not replayer.finished

@@ -321,3 +321,22 @@ async def test_compact_layout_draws_strips_not_charts(make_app: MakeApp) -> None
         brief = app.query_one("#arms-brief", ArmsTable)
         assert brief.row_count == 2
         assert brief.virtual_size.width <= 80
+
+
+async def test_redraw_rounds_stop_once_every_panel_has_drawn_the_latest_data(
+    make_app: MakeApp,
+) -> None:
+    from anemon.ui.app import SETTLE_ROUNDS
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.feed.replay.toggle_pause()
+        await pilot.pause()
+        for _ in range(SETTLE_ROUNDS + 2):
+            app.redraw()
+        settled = app.rounds
+        app.redraw()
+        assert app.rounds == settled  # nothing new: the round is skipped
+        app.feed.session.add(TextEvent(t=1e6, wall=0.0, line="new"))
+        app.redraw()
+        assert app.rounds == settled + 1
