@@ -59,6 +59,9 @@ def _check(args: argparse.Namespace) -> None:
         raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
     if args.path.is_dir():
         raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
+    if not args.path.exists():
+        print(f"anemon: {args.path} does not exist yet; waiting for it (Ctrl-C to stop)",
+              file=sys.stderr)  # fmt: skip
 
 
 def _pipeline(args: argparse.Namespace, name: str, source: str):

@@ -75,6 +75,7 @@ def test_hostile_mirror_every_trial_exactly_once(tmp_path):
     kinds = [json.loads(x)["kind"] for x in recording.read_text().splitlines()[1:]]
     assert "reset" not in kinds
     assert "recording to" in err
+    assert "does not exist yet; waiting for it" in err  # started before the mirror existed
     assert "trial 299" in out  # the headless progress, and the summary at the end
     assert "300" in out.splitlines()[-2]
 
