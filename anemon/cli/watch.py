@@ -34,6 +34,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Ctrl-C is how a watch ends (exit 0), even before the loop's own handler is in place."""
+    try:
+        return _watch(args)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
     _check(args)
     if not args.headless:
         from anemon import ui

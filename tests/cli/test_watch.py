@@ -75,7 +75,6 @@ def test_hostile_mirror_every_trial_exactly_once(tmp_path):
     kinds = [json.loads(x)["kind"] for x in recording.read_text().splitlines()[1:]]
     assert "reset" not in kinds
     assert "recording to" in err
-    assert "does not exist yet; waiting for it" in err  # started before the mirror existed
     assert "trial 299" in out  # the headless progress, and the summary at the end
     assert "300" in out.splitlines()[-2]
 
@@ -96,3 +95,18 @@ def test_sigterm_reads_pending_lines_and_closes_the_recording(tmp_path):
     assert proc.returncode == 0, err
     assert trials(recording) == list(range(5))
     assert recording.read_text().endswith("\n")
+
+
+def test_a_mirror_that_does_not_exist_yet_is_waited_for_and_said_so(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anemon", "watch", str(tmp_path / "later.log"), "--headless",
+         "--no-record"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        first = proc.stderr.readline()  # printed before anything is watched
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert "later.log does not exist yet; waiting for it" in first
+    assert proc.returncode == 0
