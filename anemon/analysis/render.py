@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from anemon.analysis.summary import ArmSummary
 from anemon.events import thermal_name
@@ -56,11 +57,12 @@ def cells(s: ArmSummary) -> tuple[str, ...]:
 
 
 def rich_table(summaries: Sequence[ArmSummary], title: str | None = None) -> Table:
-    table = Table(title=title, header_style="bold")
+    """Cells and title are `Text`: arm names and paths are data, never markup."""
+    table = Table(title=Text(title) if title else None, header_style="bold")
     for i, name in enumerate(COLUMNS):
         table.add_column(name, justify="left" if i == 0 else "right")
     for s in summaries:
-        table.add_row(*cells(s))
+        table.add_row(*(Text(cell) for cell in cells(s)))
     return table
 
 

@@ -59,7 +59,7 @@ def _first_line(error: Exception) -> str:
     from rich.console import Console
 
     console = Console(width=200, color_system=None, record=True, file=io.StringIO())
-    console.print(getattr(error, "errors", None) or str(error))
+    console.print(getattr(error, "errors", None) or str(error), markup=False)
     lines = [line.strip() for line in console.export_text().splitlines()]
     useful = [line for line in lines if line and not line.startswith(("│", "╭", "╰", "─"))]
     return useful[0] if useful else type(error).__name__

@@ -97,3 +97,13 @@ def test_csv_has_one_row_per_arm(tmp_path):
     text = trial("a", 1, 70) + trial("b", 1, 30)
     csv = render.to_csv(summaries_of(text, tmp_path)).splitlines()
     assert len(csv) == 3 and csv[0].startswith("arm,trials,tokens,decode_mean")
+
+
+def test_rich_table_shows_arm_names_and_titles_literally(tmp_path):
+    from rich.console import Console
+
+    (s,) = summaries_of(trial("[bold]x[/bold]", 1, 70), tmp_path)
+    console = Console(width=200, record=True, color_system=None)
+    console.print(render.rich_table([s], title="[red]runs/a.log"))
+    text = console.export_text()
+    assert "[bold]x[/bold]" in text and "[red]runs/a.log" in text
