@@ -26,8 +26,11 @@ PREFILL_NOISE = 1.25
 """Prefill's spread relative to decode's."""
 LOAD_POWER = 0.5
 HANG_POWER = 0.3
-"""Fractions of the arm's power drawn while loading, and while hung in its first generation."""
+"""Fractions of the arm's power drawn while loading, and while hung (in its first
+generation, or stalled mid-run)."""
 GPU_TIMEOUT = "Metal GPU Timeout"
+MID_RUN_FAULTS = ("gpu_timeout", "stall")
+"""Faults that strike `fault_at_s` into the timed trials."""
 
 
 class AppHost(Protocol):
@@ -175,9 +178,10 @@ class BenchApp:
             self._first_timed_at = host.now
         decode, prefill = self._speeds(host.sense().die_c)
         done = host.now + params.prompt / prefill + params.gen / decode + TRIAL_OVERHEAD_S
-        timeout = self._gpu_timeout_at()
-        if index >= 1 and timeout is not None and timeout < done:
-            self._at(max(timeout, host.now), lambda h: self._fail(h, GPU_TIMEOUT))
+        strike = self._strikes_at()
+        if index >= 1 and strike is not None and strike < done:
+            then = self._stall if self.fault == "stall" else lambda h: self._fail(h, GPU_TIMEOUT)
+            self._at(max(strike, host.now), then)
             return
         result = lines.TrialResult(index, index == 0, done - self.setup.started, params.prompt,
                                    prefill, decode, params.gen)  # fmt: skip
@@ -194,11 +198,17 @@ class BenchApp:
         prefill = p.prefill_tps * pre_f * (1.0 + self.rng.gauss(0.0, noise * PREFILL_NOISE))
         return decode, prefill
 
-    def _gpu_timeout_at(self) -> float | None:
+    def _strikes_at(self) -> float | None:
+        """When a mid-run fault (gpu_timeout, stall) strikes: `fault_at_s` into the timed
+        trials; the trial in progress then never completes."""
         arm = self.setup.arm
-        if arm is None or arm.fault != "gpu_timeout":
+        if arm is None or arm.fault not in MID_RUN_FAULTS:
             return None
         return self._first_timed_at + arm.fault_at_s
+
+    def _stall(self, host: AppHost) -> None:
+        """Wedged mid-run (a deadlock, a GPU that never returns): alive, silent for good."""
+        self.phase, self.next_at = "hung", None
 
     def _trial_done(self, host: AppHost, result: lines.TrialResult) -> None:
         self._write(host, lines.trial(self._named, result, host.sense()))

@@ -10,7 +10,7 @@ from anemon.simulator.battery import BatteryParams
 from anemon.simulator.profiles import PROFILES
 from anemon.simulator.thermal import STATES, ThermalParams
 
-FAULTS = ("none", "hang", "load_error", "gpu_timeout", "refuse_launch", "busy", "unplug")
+FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
 """Fault kinds of `[sim.arms.<name>] fault` (spec/plan.md)."""
 
 BATTERY_PROTOCOL_S = 26 * 60.0
@@ -25,7 +25,7 @@ class SimArmConfig:
     """A built-in profile (profiles.PROFILES)."""
     fault: str = "none"
     fault_at_s: float = 0
-    """gpu_timeout: seconds into the timed trials; unplug: seconds after the launch;
+    """gpu_timeout, stall: seconds into the timed trials; unplug: seconds after the launch;
     busy: how long launches stay refused after the first attempt."""
     fault_count: int = 1
     """refuse_launch: how many launches are refused."""

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from anemon.cli import main
-from anemon.control.plan import PlanError, load_plan, parse_plan
+from anemon.control.plan import FAULTS, PlanError, load_plan, parse_plan
+from anemon.simulator import FAULTS as SIM_FAULTS
 
 SPEC = Path(__file__).parents[2] / "anemon" / "data" / "demo.toml"
 EXAMPLE = """\
@@ -109,6 +110,12 @@ def test_each_problem_names_file_line_and_key(old, new, line, key, problem):
     message = str(e.value)
     assert message.startswith(f"p.toml:{line}: {key}: "), message
     assert problem in message and "\n" not in message
+
+
+def test_a_stall_fault_is_accepted_and_the_fault_kinds_match_the_simulators():
+    plan = parse_plan(EXAMPLE.replace('fault = "none"', 'fault = "stall"', 1), "p.toml")
+    assert plan.sim.arms["minicpm5_1b_ane_pal8"].fault == "stall"
+    assert FAULTS == SIM_FAULTS
 
 
 def test_missing_pieces_and_bad_toml():

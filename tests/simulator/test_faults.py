@@ -6,7 +6,7 @@ import pytest
 
 from anemon.simulator import LaunchRefused, SimArmConfig, SimConfig, SimulatedIPhone
 
-from .logparse import BUNDLE, env, kinds, log, run
+from .logparse import BUNDLE, env, kinds, log, parse, run
 
 ANE = "minicpm5_1b_ane_pal8"
 GPU = "minicpm5_1b_gpu_int8"
@@ -80,6 +80,52 @@ def test_a_gpu_timeout_strikes_at_its_time_into_the_trials():
     assert records[-1].fields == {"arm": GPU, "reason": "error", "trials": str(len(timed))}
     assert all(float(r["t"]) <= warmup_done + 30 for r in timed)
     assert len(timed) >= 4
+
+
+LOG = "Documents/sustain/t.log"
+
+
+def test_a_stall_writes_trials_until_its_time_then_nothing_while_alive():
+    sim = faulty(ANE, "stall", fault_at_s=120)
+    pid = run(sim, env(ANE))
+    records = log(sim)
+    warmup_done = float(next(r for r in records if r.kind == "TRIAL")["t"])
+    assert sim.now == pytest.approx(warmup_done + 120, abs=0.01)  # it stopped at its time
+    assert sim.next_change_in() is None
+    assert kinds(records)[:2] == ["START", "LOAD"] and set(kinds(records)[2:]) == {"TRIAL"}
+    timed = [r for r in records if r.kind == "TRIAL" and r["warmup"] == "0"]
+    assert len(timed) >= 10 and all(float(r["t"]) <= warmup_done + 120 for r in timed)
+    size = len(sim.read_container_file(BUNDLE, LOG))
+    sim.advance(25 * 60)
+    assert pid in sim.running()  # unlike a crash: alive, just silent
+    assert len(sim.read_container_file(BUNDLE, LOG)) == size
+    sim.terminate(pid)
+    assert sim.running() == set()
+    assert len(sim.read_container_file(BUNDLE, LOG)) == size
+
+
+def test_a_stalled_log_is_the_start_of_the_healthy_one_and_the_same_every_time():
+    healthy = faulty(ANE, "none")
+    run(healthy, env(ANE))
+    stalled = [faulty(ANE, "stall", fault_at_s=120) for _ in range(2)]
+    for sim in stalled:
+        run(sim, env(ANE))
+    first, second = (sim.read_container_file(BUNDLE, LOG) for sim in stalled)
+    assert first == second
+    whole = healthy.read_container_file(BUNDLE, LOG)
+    assert whole.startswith(first) and len(whole) > len(first)
+    records = parse(first)
+    warmup_done = float(next(r for r in records if r.kind == "TRIAL")["t"])
+    missing = parse(whole[len(first) :])
+    assert missing[0].kind == "TRIAL" and float(missing[0]["t"]) > warmup_done + 120
+
+
+def test_a_stall_after_the_last_ab_trial_never_strikes():
+    sim = faulty(ANE, "stall", fault_at_s=600)
+    pid = run(sim, env(ANE, "ab", AB_TRIALS="3"))
+    records = log(sim)
+    assert records[-1].fields == {"arm": ANE, "reason": "done", "trials": "3"}
+    assert pid not in sim.running()
 
 
 def test_refuse_launch_refuses_the_first_launches_then_lets_one_through():
