@@ -159,3 +159,21 @@ class DeviceFeed(LiveFeed):
         while True:
             await read_telemetry(self.pipeline, self.device, self.device.kind)
             await asyncio.sleep(self.TELEMETRY_S)
+
+
+class ConsoleFeed(DeviceFeed):
+    """The app's console lines (os_trace) instead of its mirrored log: live only, so lines the
+    app printed while the phone was unreachable are lost (the mirrored log has them)."""
+
+    def __init__(self, device: Device, bundle: str, process: str, pipeline: Pipeline) -> None:
+        LiveFeed.__init__(self, f"{device.kind}: {bundle} console:{process}", pipeline)
+        self.device = device
+        self._where = (bundle, process, None)
+        self._lines = LineFeed(pipeline, f"{device.kind}:console:{process}")
+
+    async def _follow(self) -> None:
+        try:
+            async for line in self.device.console(self._where[1]):  # type: ignore[attr-defined]
+                self._lines.feed((line,))
+        finally:
+            self._stop.set()

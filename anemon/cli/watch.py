@@ -28,6 +28,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     device.add_argument("--bundle", metavar="ID", help="the bench app's bundle id")
     device.add_argument("--log", metavar="CONTAINER_PATH", help="the log's path in the container")
     device.add_argument("--mirror", type=Path, metavar="PATH", help="keep the local mirror here")
+    device.add_argument(
+        "--console", metavar="PROCESS",
+        help="read the app's console (os_trace; pymobiledevice3 only) instead of mirroring --log",
+    )  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
     parser.set_defaults(handler=run)
@@ -59,9 +63,14 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> None:
+    if args.console and args.device != "pymobiledevice3":
+        raise AnemonError("--console needs --device pymobiledevice3 (devicectl has no console)")
     if args.device:
-        if args.path is not None or not (args.bundle and args.log):
-            raise AnemonError("watch --device KIND needs --bundle ID and --log PATH, and no PATH")
+        if args.path is not None or not args.bundle or not (args.log or args.console):
+            raise AnemonError(
+                "watch --device KIND needs --bundle ID and --log PATH (or --console PROCESS), "
+                "and no PATH"
+            )
         return
     if args.path is None:
         raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
@@ -94,9 +103,12 @@ def _device_feed(args: argparse.Namespace):
     import tempfile
 
     from anemon.devices import real_device
-    from anemon.feeds import DeviceFeed
+    from anemon.feeds import ConsoleFeed, DeviceFeed
 
     device = real_device(args.device, args.id, poll_s=args.poll or 2.0)
+    if args.console:
+        source = f"{args.device}:{args.bundle}/console:{args.console}"
+        return ConsoleFeed(device, args.bundle, args.console, _pipeline(args, args.console, source))
     mirror = args.mirror or Path(tempfile.mkdtemp(prefix="anemon-mirror-")) / Path(args.log).name
     name = Path(args.log).stem
     pipeline = _pipeline(args, name, f"{args.device}:{args.bundle}/{args.log}")

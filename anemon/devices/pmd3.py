@@ -1,4 +1,5 @@
-"""The pymobiledevice3 backend: usbmux/lockdown telemetry, house_arrest/AFC mirroring, DVT launch.
+"""The pymobiledevice3 backend: usbmux/lockdown telemetry, house_arrest/AFC mirroring, DVT launch,
+the app's console lines (os_trace).
 
 pymobiledevice3 (pinned 11.45.0) is imported inside functions only: importing this module costs
 nothing, so `anemon --help`, replay and the simulator stay fast. Everything runs in the
@@ -16,6 +17,7 @@ from typing import Any
 
 from anemon.devices import pmd3_dvt
 from anemon.devices.base import DeviceError, DeviceInfo, LogItem, Telemetry
+from anemon.devices.pmd3_console import console_lines
 from anemon.devices.pmd3_errors import PairingNeeded, translate
 from anemon.devices.pmd3_follow import LogFollower
 
@@ -158,6 +160,10 @@ class Pmd3Device:
 
     def follow_log(self, bundle: str, path: str, mirror: Path) -> AsyncIterator[list[LogItem]]:
         return LogFollower(self, bundle, path, mirror).run()
+
+    def console(self, process: str) -> AsyncIterator[str]:
+        """The lines the app's process (its executable's name) logs from now on (os_trace)."""
+        return console_lines(self, process)
 
 
 # -- listing ----------------------------------------------------------------------------------

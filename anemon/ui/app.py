@@ -8,6 +8,7 @@ timer, each only when its data changed, charts staggered and only the visible on
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -39,10 +40,12 @@ def is_shown(widget: Widget) -> bool:
     return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))
 
 
-TABLE_EVERY = 5
-"""Rounds between arms-table updates (the per-arm summary is the costliest panel)."""
+TABLE_EVERY_S = 1.0
+"""At most one arms-table update a second (the per-arm summary is the costliest panel)."""
 SETTLE_ROUNDS = 10
-"""Rounds after a change in which every chart (one per round) and the table get their turn."""
+"""Rounds after a change in which every chart and the table get their turn."""
+ROUND_BUDGET_S = 0.03
+"""Charts drawn in one round stop once it has taken this long (the rest go next round)."""
 
 
 class Dashboard(App[None]):
@@ -72,6 +75,8 @@ class Dashboard(App[None]):
         self.rounds = 0
         self.queue_paused = False
         self._seen: tuple[object, ...] | None = None
+        self._next_chart = 0
+        self._table_at = float("-inf")
         self._settling = 0
 
     def compose(self) -> ComposeResult:
@@ -108,7 +113,7 @@ class Dashboard(App[None]):
 
     def redraw(self, force: bool = False) -> None:
         """Every panel checks for itself whether its data changed; the costly ones take turns,
-        one chart per round and the table every TABLE_EVERY rounds, so no round blocks keys."""
+        charts within a time budget, the table at most every TABLE_EVERY_S."""
         session = self.feed.session
         if not (force or self._changed(session)):
             return  # a live session between two trials costs (almost) nothing
@@ -117,17 +122,27 @@ class Dashboard(App[None]):
             self.status.show(session)
             self.timeline.show()
             self.log_panel.show(session)
-            if force or self.rounds % TABLE_EVERY == 0:
+            if force or time.monotonic() - self._table_at >= TABLE_EVERY_S:
+                self._table_at = time.monotonic()
                 for table in self.tables:
                     if is_shown(table):
                         table.show(session)
             for strip in self.strips:
                 if is_shown(strip):
                     strip.draw(session)
-            shown = [c for c in self.charts if is_shown(c)]
-            for i, chart in enumerate(shown):
-                if force or i == self.rounds % len(shown):
-                    chart.draw(session)
+            self._draw_charts(session, force)
+
+    def _draw_charts(self, session: Session, force: bool) -> None:
+        """Charts whose data changed, starting where the last round stopped, until the round's
+        budget is spent: a slow live session redraws them all at once (one screen update),
+        a fast replay spreads them over rounds (the keys keep answering)."""
+        shown = [c for c in self.charts if is_shown(c)]
+        start = time.perf_counter()
+        for k in range(len(shown)):
+            chart = shown[(self._next_chart + k) % len(shown)]
+            if chart.draw(session) and not force and time.perf_counter() - start > ROUND_BUDGET_S:
+                self._next_chart = (self._next_chart + k + 1) % len(shown)
+                return
 
     def _changed(self, session: Session) -> bool:
         """New data or a moving replay; or panels still taking their turn at the last change."""

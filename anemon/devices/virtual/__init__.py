@@ -1,4 +1,4 @@
-"""A virtual iPhone on loopback (usbmuxd + lockdownd + diagnostics_relay + house_arrest/AFC).
+"""A virtual iPhone on loopback: usbmuxd, lockdownd, diagnostics, house_arrest/AFC, os_trace.
 
 For tests and for anyone without a phone: the real pymobiledevice3 client talks to a simulated
 phone. `python -m anemon.devices.virtual` runs one and prints what to export.

@@ -1,9 +1,10 @@
 """The virtual iPhone: a simulated phone reachable by the real pymobiledevice3 client.
 
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
-(lockdownd, diagnostics_relay, house_arrest/AFC) is reached through usbmuxd `Connect`, as on a
-Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address`. `detach()` is an unplug: the phone
-leaves the device list and every socket to it is cut; `attach()` plugs it back in.
+(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay) is reached through usbmuxd
+`Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address`. `detach()` is an
+unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
+back in.
 
 The simulator (`anemon.simulator.SimulatedIPhone` or anything with `telemetry()`,
 `container_files(bundle)` and `read_container_file(bundle, path, offset, size)`) is driven by
@@ -20,10 +21,11 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
-from anemon.devices.virtual import afc, diagnostics
+from anemon.devices.virtual import afc, diagnostics, os_trace
 from anemon.devices.virtual.afc import AfcStats, HouseArrest
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
+from anemon.devices.virtual.os_trace import OsTraceRelay
 from anemon.devices.virtual.plist_io import ProtocolViolation
 from anemon.devices.virtual.usbmuxd import Usbmuxd
 
@@ -45,7 +47,7 @@ class SimLike(Protocol):
 
 
 class VirtualIPhone:
-    """A SimulatedIPhone exposed as usbmuxd + lockdownd + diagnostics + house_arrest/AFC."""
+    """A SimulatedIPhone as usbmuxd + lockdownd + diagnostics + house_arrest/AFC + os_trace."""
 
     def __init__(
         self,
@@ -57,6 +59,9 @@ class VirtualIPhone:
         product_version: str = "18.5",
         product_type: str = "iPhone16,1",
         build_version: str = "22F76",
+        console_log: str = "Documents/sustain/bench.log",
+        console_process: str = "BenchApp",
+        console_poll_s: float = 0.05,
     ) -> None:
         self.sim = sim
         self.bundles = frozenset(bundles)
@@ -78,9 +83,12 @@ class VirtualIPhone:
         self._all_writers: set[asyncio.StreamWriter] = set()
         self._usbmuxd = Usbmuxd(self)
         self._lockdownd = Lockdownd(self)
+        # The app "logs" each line of `console_log` (in every bundle) as process `console_process`.
+        self.os_trace = OsTraceRelay(self, console_log, console_process, console_poll_s)
         self._services: dict[str, Handler] = {
             diagnostics.SERVICE_NAME: DiagnosticsRelay(self).serve,
             afc.SERVICE_NAME: HouseArrest(self).serve,
+            os_trace.SERVICE_NAME: self.os_trace.serve,
         }
 
     # -- life cycle ---------------------------------------------------------------------------
