@@ -48,6 +48,7 @@ class PlanRun:
         self.plan = plan
         self.clock = clock
         self.title = f"{plan.tag} on {plan.device.kind}"
+        self.tag = plan.tag
         self.record = record
         """Where the recording goes (None: not recorded); opened once the device is known."""
         self.pipeline = Pipeline(clock=clock)

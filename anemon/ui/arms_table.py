@@ -70,4 +70,4 @@ class ArmsTable(DataTable, can_focus=False):
             self.add_row(*values, key=name)
             return
         for i, value in zip(self.picked, values, strict=True):
-            self.update_cell(name, COLUMNS[i], value)
+            self.update_cell(name, COLUMNS[i], value, update_width=True)

@@ -198,6 +198,24 @@ async def test_arm_names_are_data_in_the_table(make_app: MakeApp) -> None:
         assert row[0].plain == "[red]x"
 
 
+async def test_table_columns_widen_as_figures_grow(make_app: MakeApp) -> None:
+    from .sample import replay_feed as feed_of
+
+    events = [TrialEvent(t=1, wall=1, arm="a", trial=1, decode_tps=1.0, gen=256, thermal=1)]
+    app = make_app(feed=feed_of(events))
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()  # the row is laid out at its first, shorter figures
+        app.feed.session.add(
+            TrialEvent(t=2, wall=2, arm="a", trial=2, decode_tps=1234.5, gen=256, thermal=2)
+        )
+        app.redraw(force=True)
+        await pilot.pause()
+        table = app.query_one("#arms", ArmsTable)
+        thermal = table.columns["thermal"]
+        assert thermal.content_width >= len("fair → serious")
+
+
 class FakeController:
     def __init__(self) -> None:
         self.calls: list[str] = []
