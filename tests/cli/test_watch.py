@@ -48,13 +48,18 @@ def trials(recording: Path) -> list[int]:
     return [event["trial"] for event in recorded(recording, "trial")]
 
 
-def test_hostile_mirror_every_trial_exactly_once(tmp_path):
-    mirror, recording = tmp_path / "mirror.log", tmp_path / "rec.jsonl"
-    proc = subprocess.Popen(
+def start_watch(mirror: Path, recording: Path) -> subprocess.Popen[str]:
+    """`anemon watch MIRROR --headless --record RECORDING` as a separate process."""
+    return subprocess.Popen(
         [sys.executable, "-m", "anemon", "watch", str(mirror), "--headless", "--poll", "0.1",
          "--record", str(recording)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+
+
+def test_hostile_mirror_every_trial_exactly_once(tmp_path):
+    mirror, recording = tmp_path / "mirror.log", tmp_path / "rec.jsonl"
+    proc = start_watch(mirror, recording)
     try:
         rng = random.Random(7)
         content = ""
@@ -82,11 +87,7 @@ def test_hostile_mirror_every_trial_exactly_once(tmp_path):
 def test_sigterm_reads_pending_lines_and_closes_the_recording(tmp_path):
     mirror, recording = tmp_path / "mirror.log", tmp_path / "rec.jsonl"
     mirror.write_text("".join(line(i) for i in range(5)))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anemon", "watch", str(mirror), "--headless", "--poll", "0.1",
-         "--record", str(recording)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = start_watch(mirror, recording)
     try:
         assert wait_for(lambda: len(trials(recording)) == 5)
     finally:
