@@ -1,0 +1,1 @@
+"""Run control: plans, the controller state machine, arm runs, cooldowns, watchdogs, clocks."""
