@@ -13,7 +13,7 @@ from anemon.devices.base import Device
 from anemon.events import MarkerEvent
 from anemon.pipeline import LineFeed, Pipeline, read_telemetry
 from anemon.recording.reader import open_source
-from anemon.sources.replay import Replayer
+from anemon.sources.replay import ReplayClock, Replayer
 from anemon.store import Session
 
 
@@ -49,6 +49,7 @@ class ReplayFeed:
         self.title = title
         self.tag = tag
         self._replayer = replayer
+        self.clock = ReplayClock(replayer)
 
     @classmethod
     def open(cls, path: Path, **replay_options: Any) -> ReplayFeed:
@@ -61,8 +62,8 @@ class ReplayFeed:
         return self._replayer.session
 
     def marker(self, note: str) -> None:
-        t = self._replayer.start + self._replayer.position
-        self.session.add(MarkerEvent(t=t, wall=0.0, source="operator", note=note))
+        t, wall = self.clock.now(), self.clock.wall()
+        self.session.add(MarkerEvent(t=t, wall=wall, source="operator", note=note))
 
     async def run(self) -> None:
         await self._replayer.play()
@@ -108,14 +109,8 @@ class MirrorFeed(LiveFeed):
         self._lines = LineFeed(pipeline, path.name)
 
     async def run(self) -> None:
-        from anemon.sources.mirror import MirrorReset
-
         async for batch in self._tailer.follow(self._stop):
-            for item in batch:
-                if isinstance(item, MirrorReset):
-                    self._lines.reset(item.reason)
-                else:
-                    self._lines.feed((item,))
+            self._lines.feed_items(batch)
 
 
 class DeviceFeed(LiveFeed):

@@ -6,29 +6,17 @@ subscribe. Nothing here knows whether the session is live or replayed.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 
-from anemon.devices.base import Device, DeviceError, LogGap, LogItem, LogReset, Telemetry
+from anemon.clock import Clock, RealClock
+from anemon.devices.base import Device, DeviceError, Telemetry
 from anemon.events import Event, GapEvent, ResetEvent
 from anemon.parsing import LineParser
 from anemon.recording.writer import Recorder
+from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.store import Session
 
 Listener = Callable[[Event], None]
-
-
-class SessionClock:
-    """Session time: monotonic seconds since the session began, and the wall clock."""
-
-    def __init__(self) -> None:
-        self._start = time.monotonic()
-
-    def t(self) -> float:
-        return time.monotonic() - self._start
-
-    def wall(self) -> float:
-        return time.time()
 
 
 class Pipeline:
@@ -38,11 +26,11 @@ class Pipeline:
         self,
         session: Session | None = None,
         recorder: Recorder | None = None,
-        clock: SessionClock | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.session = session if session is not None else Session()
         self.recorder = recorder
-        self.clock = clock or SessionClock()
+        self.clock: Clock = clock or RealClock()
         self._listeners: list[Listener] = []
 
     def subscribe(self, listener: Listener) -> None:
@@ -57,7 +45,7 @@ class Pipeline:
 
     def stamp(self) -> tuple[float, float]:
         """(t, wall) for an event happening now."""
-        return self.clock.t(), self.clock.wall()
+        return self.clock.now(), self.clock.wall()
 
     def close(self) -> None:
         if self.recorder is not None:

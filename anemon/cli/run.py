@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
     """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status."""
-    from anemon.control.clock import clock_for
+    from anemon.clock import clock_for
     from anemon.control.runner import PlanRun
     from anemon.headless import HeadlessView, make_console
     from anemon.recording.writer import default_path
@@ -77,12 +77,11 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
 
 
 def _headless(feed: PlanRun, view: HeadlessView) -> None:
-    from anemon.control.clock import run as run_on_clock
     from anemon.control.runner import run_with_signals
 
     feed.pipeline.subscribe(view.handle)
     try:
-        run_on_clock(run_with_signals(feed), feed.clock)
+        feed.clock.run(run_with_signals(feed))
     finally:
         feed.close()
 

@@ -7,6 +7,7 @@ import asyncio
 import enum
 from typing import TYPE_CHECKING
 
+from anemon.clock import wait_for
 from anemon.control.launch import app_env, backoff_s
 from anemon.control.outcome import ArmOutcome
 from anemon.control.plan import ArmSpec
@@ -128,15 +129,15 @@ class ArmRun:
 
     async def _supervise(self) -> tuple[str, str]:
         guards = self.c.plan.guards
-        dog = Watchdog(self.c.clock.t(), guards.first_trial_timeout_s, guards.stall_timeout_s)
+        dog = Watchdog(self.c.clock.now(), guards.first_trial_timeout_s, guards.stall_timeout_s)
         if self.c.gap:
             dog.gap("begin", dog.started)
         self.c.set_phase("loading", self.model)
         while True:
             deadline = dog.deadline()
-            timeout = None if deadline is None else max(0.0, deadline - self.c.clock.t())
+            timeout = None if deadline is None else max(0.0, deadline - self.c.clock.now())
             try:
-                item = await self.c.clock.wait_for(self.inbox.get(), timeout)
+                item = await wait_for(self.c.clock, self.inbox.get(), timeout)
             except TimeoutError:
                 raise self._fail(dog.reason()) from None
             if isinstance(item, Command):
@@ -146,7 +147,7 @@ class ArmRun:
                 return verdict
 
     def _on_item(self, item: Event, dog: Watchdog) -> tuple[str, str] | None:
-        t = self.c.clock.t()
+        t = self.c.clock.now()
         if isinstance(item, GapEvent):
             dog.gap(item.state, t)
             return None
@@ -178,7 +179,7 @@ class ArmRun:
 
     async def _battery_prompts(self) -> None:
         """Unplug now; once the arm should be over, replug now (the log is pulled after)."""
-        started = self.c.clock.t()
+        started = self.c.clock.now()
         await self.c.ask(
             "unplug the phone now (battery protocol)",
             lambda tel: tel is None or tel.plugged is False,
@@ -188,7 +189,7 @@ class ArmRun:
         run_s = protocol.seconds
         if protocol.kind == "ab":
             run_s = protocol.trials * AB_TRIAL_ESTIMATE_S
-        await self.c.clock.sleep(started + run_s + REPLUG_MARGIN_S - self.c.clock.t())
+        await self.c.clock.sleep(started + run_s + REPLUG_MARGIN_S - self.c.clock.now())
         await self.c.ask(
             "replug the phone now: the log is pulled once it is back",
             lambda tel: tel is not None and tel.plugged is True,

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from anemon.clock import Clock, wait_for
 from anemon.control.arm import ArmRun, Command
-from anemon.control.clock import Clock
 from anemon.control.cooldown import Gate, Reading, choose_reading
 from anemon.control.launch import probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
@@ -170,14 +170,14 @@ class Controller:
     async def _cool(self, arm: ArmSpec) -> None:
         spec = self.plan.cooldown
         gate = self._gate = Gate(spec.min_s, spec.cap_s, spec.until)
-        self._gate_start = self.clock.t()
+        self._gate_start = self.clock.now()
         self._idle_thermal = None
         rule = f"at least {spec.min_s:g} s, until {spec.until}, cap {spec.cap_s:g} s"
         self._phase("cooling", arm.model, rule)
         probe = await self._start_probe() if spec.until != "none" else None
         try:
             while True:
-                elapsed = self.clock.t() - self._gate_start
+                elapsed = self.clock.now() - self._gate_start
                 reading = self.reading()
                 verdict = "aborted" if self.aborting else gate.verdict(elapsed, reading.thermal)
                 self._cooldown_event(arm, gate, elapsed, reading, verdict)
@@ -243,7 +243,7 @@ class Controller:
         if self._gate is None:
             self.marker_now("extend cooldown: not cooling")
             return
-        self._gate.extend(self.clock.t() - self._gate_start, seconds)
+        self._gate.extend(self.clock.now() - self._gate_start, seconds)
         self.marker_now(f"extend cooldown by {seconds:g} s")
         self._wake.set()
 
@@ -338,7 +338,7 @@ class Controller:
         """Wait `seconds` (None: until woken); an operator action wakes it early."""
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
-            await self.clock.wait_for(self._wake.wait(), seconds)
+            await wait_for(self.clock, self._wake.wait(), seconds)
 
     async def nap(self, seconds: float) -> None:
         await self._nap(seconds)

@@ -10,7 +10,7 @@ import signal
 import tempfile
 from pathlib import Path
 
-from anemon.control.clock import Clock
+from anemon.clock import Clock, RealClock
 from anemon.control.controller import Controller
 from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan
@@ -39,7 +39,7 @@ class PlanRun:
     def __init__(
         self,
         plan: Plan,
-        clock: Clock,
+        clock: RealClock,
         *,
         record: Path | None = None,
         device: Device | None = None,

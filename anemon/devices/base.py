@@ -13,6 +13,7 @@ from typing import Protocol
 
 from anemon.errors import AnemonError
 from anemon.events import TelemetryEvent
+from anemon.sources.items import LogItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,26 +57,6 @@ class Telemetry:
             battery_state=self.battery_state, temperature_c=self.temperature_c,
             free_gb=self.free_gb, total_gb=self.total_gb,
         )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class LogGap:
-    """An item of a log follow: the device or the file became unreachable, or came back."""
-
-    state: str
-    """"begin" or "end"."""
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class LogReset:
-    """An item of a log follow: the container file was replaced by another log."""
-
-    reason: str
-
-
-LogItem = str | LogGap | LogReset
-"""A complete log line (without its newline), or a gap/reset marker."""
 
 
 class DeviceError(AnemonError):

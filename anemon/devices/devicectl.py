@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from anemon.devices.base import DeviceError, DeviceInfo, LogGap, LogItem, LogReset, Telemetry
+from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
 from anemon.devices.devicectl_errors import (
     XCRUN_MISSING,
     ContainerFileMissing,
@@ -40,7 +40,8 @@ from anemon.devices.devicectl_json import (
     parse_lock_state,
     parse_processes,
 )
-from anemon.sources.mirror import MirrorReset, MirrorTailer
+from anemon.sources.items import LogGap, LogItem
+from anemon.sources.mirror import MirrorTailer
 
 CALL_TIMEOUT_S = 120.0
 INSTALL_TIMEOUT_S = 3600.0  # a multi-GB app over Wi-Fi takes many minutes
@@ -160,7 +161,7 @@ class DevicectlDevice:
                 if gap:
                     gap = False
                     batch.append(LogGap("end", "the device answers again"))
-                batch.extend(_log_items(tailer.check()))
+                batch.extend(tailer.check())
             if batch:
                 yield batch
             await asyncio.sleep(self._poll_s)
@@ -297,7 +298,3 @@ def _read(path: Path) -> Document | None:
         return load(path)
     except MalformedDocument:
         return None  # stderr still says what went wrong
-
-
-def _log_items(items: list[str | MirrorReset]) -> list[LogItem]:
-    return [LogReset(item.reason) if isinstance(item, MirrorReset) else item for item in items]

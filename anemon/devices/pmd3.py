@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from anemon.devices import pmd3_dvt
-from anemon.devices.base import DeviceError, DeviceInfo, LogItem, Telemetry
+from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
 from anemon.devices.pmd3_console import console_lines
 from anemon.devices.pmd3_errors import PairingNeeded, translate
 from anemon.devices.pmd3_follow import LogFollower
+from anemon.sources.items import LogItem
 
 KIND = "pymobiledevice3"
 GB = 1_000_000_000

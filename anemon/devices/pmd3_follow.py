@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from anemon.devices.base import LogGap, LogItem, LogReset
+from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.sources.lines import LineAssembler
 
 if TYPE_CHECKING:

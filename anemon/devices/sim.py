@@ -12,21 +12,20 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from anemon.clock import Clock
 from anemon.devices.base import (
     DeviceError,
     DeviceGone,
     DeviceInfo,
     LaunchRefused,
-    LogGap,
-    LogItem,
-    LogReset,
     Telemetry,
 )
 from anemon.simulator import LaunchRefused as SimRefused
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
-from anemon.sources.mirror import MirrorReset, MirrorTailer
+from anemon.sources.items import LogGap, LogItem
+from anemon.sources.mirror import MirrorTailer
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
@@ -35,19 +34,13 @@ GB = 1_000_000_000
 UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 
 
-class SessionClock(Protocol):
-    def t(self) -> float: ...
-
-    async def sleep(self, seconds: float) -> None: ...
-
-
 class SimDevice:
-    """A Device over a SimulatedIPhone, advanced to `clock.t()` whenever it is used."""
+    """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
 
     def __init__(
-        self, phone: SimulatedIPhone, clock: SessionClock, *, bundle: str, poll_s: float = 2.0
+        self, phone: SimulatedIPhone, clock: Clock, *, bundle: str, poll_s: float = 2.0
     ) -> None:
         self.phone = phone
         self.clock = clock
@@ -57,7 +50,7 @@ class SimDevice:
 
     def sync(self) -> None:
         """Bring the phone to the session's present."""
-        dt = self.clock.t() - self.phone.now
+        dt = self.clock.now() - self.phone.now
         if dt > 0:
             self.phone.advance(dt)
 
@@ -121,7 +114,7 @@ class SimDevice:
                     away = False
                     items.append(LogGap("end", "plugged back in: pulling what was missed"))
                 copied = self._pull(bundle, path, mirror, copied)
-                items.extend(_item(item) for item in tailer.check())
+                items.extend(tailer.check())
             if items:
                 yield items
             await self.clock.sleep(self.poll_s)
@@ -149,10 +142,6 @@ class SimDevice:
             raise DeviceGone("the simulated phone is unplugged", transient=True)
 
 
-def _item(item: str | MirrorReset) -> LogItem:
-    return LogReset(item.reason) if isinstance(item, MirrorReset) else item
-
-
 def sim_config(plan: Plan) -> SimConfig:
     """The SimConfig a plan's [sim] section describes (arms keyed by their AB_MODEL)."""
     arms = {
@@ -170,7 +159,7 @@ def sim_config(plan: Plan) -> SimConfig:
                      arms=arms)  # fmt: skip
 
 
-def from_plan(plan: Plan, clock: SessionClock) -> SimDevice:
+def from_plan(plan: Plan, clock: Clock) -> SimDevice:
     """The simulated phone a plan runs on."""
     try:
         phone = SimulatedIPhone(sim_config(plan))

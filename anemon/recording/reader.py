@@ -86,14 +86,14 @@ class SourceReader:
                 self.warnings += 1
 
     def _logged(self, stream: IO[bytes]) -> Iterator[Event]:
-        clock = LogClock()
+        timeline = LogTimeline()
         parser = self._parser
-        parser.timeline = clock.place
+        parser.timeline = timeline.place
         for text, _complete in self._lines(stream):
-            yield parser.parse(text, t=clock.t, wall=clock.wall)
+            yield parser.parse(text, t=timeline.t, wall=timeline.wall)
 
 
-class LogClock:
+class LogTimeline:
     """Session times for a raw log: from its timestamps when it has them, else from `t=`.
 
     A raw log has no session clock of its own. Timestamps (relative to the first) are best;

@@ -1,4 +1,4 @@
-"""Tail a local mirror file that something else refreshes (DESIGN.md, "Tailing a mirror").
+"""Tail a local mirror file that something else refreshes (docs/ARCHITECTURE.md, "Mirror").
 
 The mirror may be appended to, rewritten whole in place, replaced atomically (temp + rename),
 truncated, deleted and recreated, or replaced by a different log. The tailer tells these apart
@@ -20,6 +20,7 @@ from typing import BinaryIO, Literal
 
 from watchfiles import Change, awatch
 
+from anemon.sources.items import LogItem, LogReset
 from anemon.sources.lines import DEFAULT_MAX_LINE_BYTES, LineAssembler
 
 WINDOW = 4096  # bytes compared at the head, before the offset, and before each checkpoint
@@ -27,16 +28,6 @@ CHECKPOINT_EVERY = 64 * 1024
 READ_CHUNK = 1 << 20  # bounds memory while catching up on a large file
 DEBOUNCE_MS = 20  # small: a single append should surface within ~50-100 ms
 STEP_MS = 50
-
-
-@dataclass(frozen=True)
-class MirrorReset:
-    """The mirror now holds a different log: what follows is read from its start."""
-
-    reason: str
-
-
-Item = str | MirrorReset
 
 
 @dataclass(frozen=True)
@@ -148,7 +139,7 @@ class MirrorTailer:
         """Whether the file was absent at the last check."""
         return self._missing
 
-    def check(self) -> list[Item]:
+    def check(self) -> list[LogItem]:
         """Compare the file with what was read, then return its new lines (and any reset)."""
         try:
             file = open(self._path, "rb", buffering=0)  # noqa: SIM115 - closed just below
@@ -160,13 +151,13 @@ class MirrorTailer:
             # One open file for the comparison and the read, so both see the same file.
             return self._check_open(file, os.fstat(file.fileno()).st_size)
 
-    def _check_open(self, file: BinaryIO, size: int) -> list[Item]:
+    def _check_open(self, file: BinaryIO, size: int) -> list[LogItem]:
         verdict = self._classify(file, size)
         if verdict.action == "wait":
             return []
-        items: list[Item] = []
+        items: list[LogItem] = []
         if verdict.action == "reset":
-            items.append(MirrorReset(verdict.reason))
+            items.append(LogReset(verdict.reason))
             self._restart()
         items.extend(self._read_new(file, size))
         return items
@@ -214,9 +205,9 @@ class MirrorTailer:
         window = self._read_at(file, checkpoint.end - WINDOW, WINDOW)
         return _digest(window) == checkpoint.digest
 
-    def _read_new(self, file: BinaryIO, size: int) -> list[Item]:
+    def _read_new(self, file: BinaryIO, size: int) -> list[LogItem]:
         """Read from the offset up to `size` (the size seen at open), chunk by chunk."""
-        items: list[Item] = []
+        items: list[LogItem] = []
         while self._seen.offset < size:
             length = min(READ_CHUNK, size - self._seen.offset)
             chunk = self._read_at(file, self._seen.offset, length)
@@ -237,7 +228,7 @@ class MirrorTailer:
         self.bytes_read += len(data)
         return data
 
-    async def follow(self, stop: asyncio.Event | None = None) -> AsyncIterator[list[Item]]:
+    async def follow(self, stop: asyncio.Event | None = None) -> AsyncIterator[list[LogItem]]:
         """Yield non-empty batches of new lines (and resets) until `stop` is set.
 
         Checks on every directory event for the file and every `poll_s` seconds. When `stop`

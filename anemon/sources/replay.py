@@ -108,10 +108,39 @@ class Replayer:
     def seek_by(self, seconds: float) -> None:
         self.seek(self._position + seconds)
 
-    async def play(self, interval: float = 0.05, on_tick: Callable[[int], None] | None = None):
+    async def play(
+        self, interval: float = 0.05, on_tick: Callable[[int], None] | None = None
+    ) -> None:
         """Tick until finished (the headless replay); `on_tick` sees each batch size."""
         while not self.finished:
             added = self.tick()
             if on_tick is not None and added:
                 on_tick(added)
             await asyncio.sleep(0 if math.isinf(self.speed) else interval)
+
+
+class ReplayClock:
+    """The Clock of a replayed session: where the replay has got to (pauses, speed, seeks)."""
+
+    POLL_S = 0.05
+    """How often `sleep` looks whether the replay has got far enough."""
+
+    def __init__(self, replayer: Replayer) -> None:
+        self._replayer = replayer
+
+    def now(self) -> float:
+        return self._replayer.start + self._replayer.position
+
+    def wall(self) -> float:
+        """The recorded wall time at `now` (0 for a recording without events)."""
+        events = self._replayer.events
+        if not events:
+            return 0.0
+        first = events[0]
+        return first.wall + (self.now() - first.t)
+
+    async def sleep(self, seconds: float) -> None:
+        """Until the replay has moved `seconds` on (or has ended)."""
+        until = self.now() + seconds
+        while self.now() < until and not self._replayer.finished:
+            await asyncio.sleep(self.POLL_S)

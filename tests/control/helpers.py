@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from anemon.control.clock import Clock, clock_for, run
+from anemon.clock import Clock, VirtualClock
 from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan, parse_plan
 from anemon.control.runner import PlanRun
@@ -58,7 +57,7 @@ def run_plan(
     battery_prompts: bool | None = None,
 ) -> Ran:
     """Run at max speed; `operator(feed)` runs beside the controller (after `clock.sleep`s)."""
-    clock = clock_for(math.inf)
+    clock = VirtualClock(limit_s=LIMIT_S)
     feed = PlanRun(the_plan, clock, record=record, battery_prompts=battery_prompts,
                    device=device(the_plan, clock) if device else None)  # fmt: skip
     events: list[Event] = []
@@ -76,7 +75,7 @@ def run_plan(
         await asyncio.gather(*tasks, return_exceptions=True)
 
     try:
-        run(main(), clock, limit_s=LIMIT_S)
+        clock.run(main())
     finally:
         feed.close()
     assert feed.result is not None

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from anemon.control.clock import Clock, VirtualTimeExceeded, clock_for, run
+from anemon.clock import RealClock, VirtualClock, VirtualTimeExceeded, VirtualTimeLoop, wait_for
 from anemon.control.cooldown import Gate, choose_reading, host_thermal
 from anemon.control.launch import app_env, backoff_s, probe_env
 from anemon.control.plan import parse_plan
@@ -66,29 +66,52 @@ def test_app_env_and_backoff():
 
 
 def test_virtual_time_jumps_to_timers():
-    async def main(clock: Clock) -> float:
-        clock.start()
+    clock = VirtualClock()
+
+    async def main() -> float:
         await clock.sleep(3600)
         with pytest.raises(TimeoutError):
-            await clock.wait_for(asyncio.Event().wait(), 50)
-        return clock.t()
+            await wait_for(clock, asyncio.Event().wait(), 50)
+        return clock.now()
 
-    clock = clock_for(float("inf"))
-    assert run(main(clock), clock) == 3650
-    assert clock.wall() - clock.t() == pytest.approx(clock._wall0)
+    wall0 = clock.wall()
+    assert clock.run(main()) == 3650
+    assert clock.wall() == pytest.approx(wall0 + 3650)
+
+
+def test_wait_for_returns_what_came_before_the_limit():
+    clock = VirtualClock()
+
+    async def main() -> str:
+        async def answer() -> str:
+            await clock.sleep(10)
+            return "answer"
+
+        return await wait_for(clock, answer(), 50)
+
+    assert clock.run(main()) == "answer"
+    assert clock.now() == 10
 
 
 def test_virtual_time_has_a_limit():
-    clock = clock_for(float("inf"))
+    clock = VirtualClock(limit_s=10)
     with pytest.raises(VirtualTimeExceeded):
-        run(asyncio.sleep(100), clock, limit_s=10)
+        clock.run(asyncio.sleep(100))
 
 
-def test_scaled_clock_divides_waits_by_the_speed():
-    async def main(clock: Clock) -> float:
-        clock.start()
-        await clock.sleep(2.0)  # 2 ms of real time
-        return clock.t()
+def test_a_scaled_clock_divides_waits_and_multiplies_time_by_its_speed():
+    # The host's time is a virtual loop's, so the test is exact (no real-time threshold).
+    loop = VirtualTimeLoop()
+    clock = RealClock(speed=10.0, monotonic=loop.time)
+    try:
+        loop.run_until_complete(clock.sleep(20.0))
+    finally:
+        loop.close()
+    assert loop.time() == pytest.approx(2.0)  # 20 session seconds are 2 host seconds
+    assert clock.now() == pytest.approx(20.0)
 
-    clock = clock_for(1000.0)
-    assert run(main(clock), clock) >= 2.0
+
+def test_a_clock_refuses_a_speed_that_is_not_finite_and_positive():
+    for speed in (0.0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match="finite and > 0"):
+            RealClock(speed)

@@ -39,7 +39,7 @@ class Watched(SimDevice):
         self.sync()
         alive = pid in self.phone.running()
         await super().terminate(pid)
-        self.terminated.append((pid, alive, self.clock.t()))
+        self.terminated.append((pid, alive, self.clock.now()))
 
 
 def watched(the_plan, clock) -> Watched:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from anemon.devices.base import DeviceError, DeviceGone, LaunchRefused, LogGap, LogItem, LogReset
+from anemon.devices.base import DeviceError, DeviceGone, LaunchRefused
 from anemon.devices.devicectl import DevicectlDevice
 from anemon.devices.devicectl_errors import XCRUN_MISSING
+from anemon.sources.items import LogGap, LogItem, LogReset
 
 from .fake_xcrun import FakeXcrun, fake_xcrun_on_path
 from .fake_xcrun.devicectl import PHONE

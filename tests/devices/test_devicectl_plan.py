@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from anemon.control.clock import Clock
+from anemon.clock import RealClock
 from anemon.control.plan import Plan, parse_plan
 from anemon.control.runner import PlanRun
 from anemon.devices.devicectl import DevicectlDevice
@@ -63,7 +63,7 @@ def app(tmp_path: Path) -> Path:
 
 
 def start(plan: Plan) -> tuple[PlanRun, list[Event]]:
-    run = PlanRun(plan, Clock(speed=SPEED))
+    run = PlanRun(plan, RealClock(speed=SPEED))
     events: list[Event] = []
     run.pipeline.subscribe(events.append)
     return run, events

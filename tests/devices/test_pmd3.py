@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from anemon.devices.base import DeviceGone, LogGap, LogItem, LogReset, Telemetry
+from anemon.devices.base import DeviceGone, Telemetry
 from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.pmd3_errors import AppNotInstalled, NoDevice, UsbmuxdUnreachable
 from anemon.devices.virtual import VirtualIPhone
+from anemon.sources.items import LogGap, LogItem, LogReset
 from tests.devices.conftest import BUNDLE, LOG, StandInPhone
 
 TIMEOUT_S = 15

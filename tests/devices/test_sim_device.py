@@ -3,14 +3,13 @@ mirrored through a local file and the MirrorTailer, and the unplug gap with its 
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from anemon.control.clock import clock_for, run
-from anemon.devices.base import DeviceGone, LaunchRefused, LogGap
+from anemon.clock import VirtualClock
+from anemon.devices.base import DeviceGone, LaunchRefused
 from anemon.devices.sim import SimDevice
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
+from anemon.sources.items import LogGap
 
 BUNDLE = "com.example.bench"
 ARM = "minicpm5_1b_ane_pal8"
@@ -19,7 +18,7 @@ ENV = {"AB_MODEL": ARM, "AB_TAG": "t", "AB_SECONDS": "60"}
 
 
 def device(config: SimConfig | None = None):
-    clock = clock_for(math.inf)
+    clock = VirtualClock(limit_s=3600)
     return SimDevice(SimulatedIPhone(config or SimConfig()), clock, bundle=BUNDLE), clock
 
 
@@ -28,7 +27,6 @@ def test_refusals_become_typed_launch_errors():
     dev, clock = device(config)
 
     async def main():
-        clock.start()
         with pytest.raises(LaunchRefused) as e:
             await dev.launch(BUNDLE, ENV)
         assert e.value.transient and e.value.code == 10002
@@ -41,14 +39,13 @@ def test_refusals_become_typed_launch_errors():
             await dev.launch(BUNDLE, ENV)
         assert not e.value.transient
 
-    run(main(), clock)
+    clock.run(main())
 
 
 def test_telemetry_is_what_a_host_reads():
     dev, clock = device()
 
     async def main():
-        clock.start()
         t = await dev.telemetry()
         assert t is not None and t.plugged and t.free_gb == pytest.approx(38.0)
         assert not hasattr(t, "thermal")
@@ -57,7 +54,7 @@ def test_telemetry_is_what_a_host_reads():
         with pytest.raises(DeviceGone):
             await dev.launch(BUNDLE, ENV)
 
-    run(main(), clock)
+    clock.run(main())
 
 
 def test_the_log_goes_through_the_mirror_and_unplugging_is_a_gap(tmp_path):
@@ -66,7 +63,6 @@ def test_the_log_goes_through_the_mirror_and_unplugging_is_a_gap(tmp_path):
     mirror = tmp_path / "t.log"
 
     async def main():
-        clock.start()
         await dev.launch(BUNDLE, ENV)
         items = []
         async for batch in dev.follow_log(BUNDLE, LOG, mirror):
@@ -75,7 +71,7 @@ def test_the_log_goes_through_the_mirror_and_unplugging_is_a_gap(tmp_path):
                 return items
         return items
 
-    items = run(main(), clock, limit_s=3600)
+    items = clock.run(main())
     gaps = [i for i in items if isinstance(i, LogGap)]
     assert [g.state for g in gaps] == ["begin", "end"]
     lines = [i for i in items if isinstance(i, str)]

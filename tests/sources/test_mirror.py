@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from anemon.sources.mirror import WINDOW, Item, MirrorReset, MirrorTailer
+from anemon.sources.items import LogItem, LogReset
+from anemon.sources.mirror import WINDOW, MirrorTailer
 
 Probe = Callable[[], None]
 
@@ -27,12 +28,12 @@ def make_log(arm: str, count: int, first: int = 0) -> tuple[bytes, list[str]]:
     return "".join(line + end for line, end in zip(lines, ends, strict=True)).encode(), lines
 
 
-def texts(items: list[Item]) -> list[str]:
+def texts(items: list[LogItem]) -> list[str]:
     return [item for item in items if isinstance(item, str)]
 
 
-def resets(items: list[Item]) -> list[MirrorReset]:
-    return [item for item in items if isinstance(item, MirrorReset)]
+def resets(items: list[LogItem]) -> list[LogReset]:
+    return [item for item in items if isinstance(item, LogReset)]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -140,7 +141,7 @@ def test_e_delete_and_recreate_a_different_log_resets(log_path: Path) -> None:
     log_path.unlink()
     assert tailer.check() == []
     log_path.write_bytes(new)
-    assert tailer.check() == [MirrorReset("the start of the file changed"), *new_lines]
+    assert tailer.check() == [LogReset("the start of the file changed"), *new_lines]
 
 
 def test_f_a_different_log_resets_and_is_read_from_its_start(log_path: Path) -> None:
@@ -151,7 +152,7 @@ def test_f_a_different_log_resets_and_is_read_from_its_start(log_path: Path) -> 
     assert tailer.check() == old_lines
     atomic_write(log_path, new)
     items = tailer.check()
-    assert len(resets(items)) == 1 and isinstance(items[0], MirrorReset)
+    assert len(resets(items)) == 1 and isinstance(items[0], LogReset)
     assert texts(items) == new_lines
     assert tailer.check() == []
 
@@ -166,7 +167,7 @@ def test_f_same_head_different_history_resets(log_path: Path) -> None:
     assert tailer.check() == old_lines
     atomic_write(log_path, old[:keep] + later)
     items = tailer.check()
-    assert items[0] == MirrorReset("the bytes before the read offset changed")
+    assert items[0] == LogReset("the bytes before the read offset changed")
     assert texts(items) == old_lines[:120] + later_lines
 
 
@@ -186,7 +187,7 @@ def test_f_shorter_and_not_a_prefix_resets(log_path: Path, shrink_to: int, alter
     shorter[altered_at] = ord("#")
     atomic_write(log_path, bytes(shorter))
     items = tailer.check()
-    assert items[0] == MirrorReset("the file shrank and is not a prefix of what was read")
+    assert items[0] == LogReset("the file shrank and is not a prefix of what was read")
     assert len(resets(items)) == 1
 
 
@@ -301,7 +302,7 @@ class HostileWriter:
 @pytest.mark.parametrize("seed", range(6))
 def test_hostile_mix_of_refreshes(log_path: Path, seed: int) -> None:
     tailer = MirrorTailer(log_path)
-    emitted: list[Item] = []
+    emitted: list[LogItem] = []
     writer = HostileWriter(log_path, random.Random(seed), lambda: emitted.extend(tailer.check()))
 
     log, log_lines = make_log("main", 2500)  # ~190 KB: several 64 KiB checkpoints
@@ -321,16 +322,16 @@ def test_hostile_mix_of_refreshes(log_path: Path, seed: int) -> None:
     while length < len(other):
         length = writer.grow(other, length, step=800)
     emitted.extend(tailer.check())
-    assert isinstance(emitted[0], MirrorReset)
+    assert isinstance(emitted[0], LogReset)
     assert emitted[1:] == other_lines
 
 
 # -- follow() ---------------------------------------------------------------------------------
 
 
-async def collect(tailer: MirrorTailer, stop: asyncio.Event, count: int) -> list[Item]:
+async def collect(tailer: MirrorTailer, stop: asyncio.Event, count: int) -> list[LogItem]:
     """Items from follow() until `count` lines arrived; fails instead of hanging."""
-    items: list[Item] = []
+    items: list[LogItem] = []
     async with asyncio.timeout(10), contextlib.aclosing(tailer.follow(stop)) as batches:
         async for batch in batches:
             assert batch, "follow() yields only non-empty batches"
