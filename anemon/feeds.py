@@ -9,7 +9,8 @@ import asyncio
 from pathlib import Path
 from typing import Any, Protocol
 
-from anemon.devices.base import Device
+from anemon.devices.base import ConsoleSource, Device
+from anemon.errors import AnemonError
 from anemon.events import MarkerEvent
 from anemon.pipeline import LineFeed, Pipeline, read_telemetry
 from anemon.recording.reader import open_source
@@ -161,14 +162,17 @@ class ConsoleFeed(DeviceFeed):
     app printed while the phone was unreachable are lost (the mirrored log has them)."""
 
     def __init__(self, device: Device, bundle: str, process: str, pipeline: Pipeline) -> None:
+        if not isinstance(device, ConsoleSource):
+            raise AnemonError(f"the {device.kind} backend has no console (os_trace)")
         LiveFeed.__init__(self, f"{device.kind}: {bundle} console:{process}", pipeline)
+        self.console: ConsoleSource = device
         self.device = device
         self._where = (bundle, process, None)
         self._lines = LineFeed(pipeline, f"{device.kind}:console:{process}")
 
     async def _follow(self) -> None:
         try:
-            async for line in self.device.console(self._where[1]):  # type: ignore[attr-defined]
+            async for line in self.console.console(self._where[1]):
                 self._lines.feed((line,))
         finally:
             self._stop.set()

@@ -21,7 +21,7 @@ from anemon.control.cooldown import Gate, Reading, choose_reading
 from anemon.control.launch import probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
-from anemon.devices.base import Device, DeviceError, Telemetry
+from anemon.devices.base import Device, DeviceError, Installer, Telemetry
 from anemon.events import (
     CooldownEvent,
     ErrorEvent,
@@ -143,6 +143,9 @@ class Controller:
     async def _install(self) -> bool:
         if not self.plan.app.install:
             return True
+        if not isinstance(self.device, Installer):
+            self.error(None, f"the {self.device.kind} backend cannot install apps (app.install)")
+            return False
         self._phase("installing", None, self.plan.app.install)
         try:
             await self.device.install(Path(self.plan.app.install))

@@ -1,11 +1,14 @@
 """The Device interface the controller and `watch --device` drive, and its typed errors.
 
-Each backend is a set of capabilities: install, launch with environment, terminate, follow
-(mirror) a file in the app's container, read host-side telemetry. All of it is asyncio.
+Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
+container and read host-side telemetry. Optional capabilities are classes a backend inherits
+from, so that it declares them: `Installer`, `ConsoleSource`. A caller asks with `isinstance`,
+which checks the declaration, never the attributes. All of it is asyncio.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,8 +93,6 @@ class Device(Protocol):
 
     async def connect(self) -> DeviceInfo: ...
 
-    async def install(self, app: Path) -> None: ...
-
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         """Start the app with this environment; the pid. Raises LaunchRefused."""
         ...
@@ -108,3 +109,19 @@ class Device(Protocol):
     async def telemetry(self) -> Telemetry | None: ...
 
     async def close(self) -> None: ...
+
+
+class Installer(abc.ABC):
+    """A backend that can install an app bundle (.app or .ipa)."""
+
+    @abc.abstractmethod
+    async def install(self, app: Path) -> None: ...
+
+
+class ConsoleSource(abc.ABC):
+    """A backend that can stream the console lines (os_trace) of a process on the phone."""
+
+    @abc.abstractmethod
+    def console(self, process: str) -> AsyncIterator[str]:
+        """The process's lines as they come, live only; ends when the phone goes away."""
+        ...

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
+from anemon.devices.base import DeviceError, DeviceInfo, Installer, Telemetry
 from anemon.devices.devicectl_errors import (
     XCRUN_MISSING,
     ContainerFileMissing,
@@ -66,7 +66,7 @@ class _Call:
         return [*head, *self.options, *self.positionals]
 
 
-class DevicectlDevice:
+class DevicectlDevice(Installer):
     """A real iPhone driven through `xcrun devicectl`."""
 
     kind = "devicectl"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from anemon.devices import pmd3_dvt
-from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
+from anemon.devices.base import ConsoleSource, DeviceError, DeviceInfo, Installer, Telemetry
 from anemon.devices.pmd3_console import console_lines
 from anemon.devices.pmd3_errors import PairingNeeded, translate
 from anemon.devices.pmd3_follow import LogFollower
@@ -37,7 +37,7 @@ class DeviceReport:
     """Why telemetry could not be read (locked, not paired, ...), or empty."""
 
 
-class Pmd3Device:
+class Pmd3Device(Installer, ConsoleSource):
     """One iPhone through usbmuxd (the first attached one unless `udid` is given)."""
 
     kind = KIND

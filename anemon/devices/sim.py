@@ -19,6 +19,7 @@ from anemon.devices.base import (
     DeviceError,
     DeviceGone,
     DeviceInfo,
+    Installer,
     LaunchRefused,
     Telemetry,
 )
@@ -34,7 +35,7 @@ GB = 1_000_000_000
 UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 
 
-class SimDevice:
+class SimDevice(Installer):
     """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
