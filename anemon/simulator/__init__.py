@@ -1,8 +1,9 @@
-"""A simulated iPhone running the bench app, in virtual time (DESIGN.md, "Devices").
+"""A simulated iPhone running the bench app, in virtual time.
 
 Pure and deterministic: no asyncio, no real time, no files. A driver owns the clock and
-calls `SimulatedIPhone.advance()`; the app appends its log lines (spec/line-protocol.md) to
-its container file as they happen. Thermal, battery and disk are calibrated to DOMAIN.md.
+calls `SimulatedIPhone.advance()`; the app appends its log lines (docs/spec/line-protocol.md)
+to its container file as they happen. Thermal, battery and disk are calibrated to the figures
+of docs/domain.md; docs/devices.md says how the `sim` backend drives it.
 """
 
 from anemon.simulator.battery import BatteryParams

@@ -3,6 +3,7 @@
 Drain is the phone's draw over the battery's energy. With a 12.7 Wh battery, a 2B GPU arm
 (2.2 W) plus the lit screen (0.5 W) unplugged for 26 min costs ~9 % (the battery protocol
 expects "on the order of 10 %"); idling unplugged with the screen on costs ~4 %/h.
+The battery protocol and its figures: docs/domain.md, "Energy".
 """
 
 from __future__ import annotations

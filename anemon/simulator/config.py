@@ -1,4 +1,4 @@
-"""How a simulated phone is set up: the `[sim]` section of a plan (spec/plan.md), and more."""
+"""How a simulated phone is set up: the `[sim]` section of a plan (docs/spec/plan.md), and more."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from anemon.simulator.profiles import PROFILES
 from anemon.simulator.thermal import STATES, ThermalParams
 
 FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
-"""Fault kinds of `[sim.arms.<name>] fault` (spec/plan.md)."""
+"""Fault kinds of `[sim.arms.<name>] fault` (docs/spec/plan.md)."""
 
 BATTERY_PROTOCOL_S = 26 * 60.0
 """How long an `unplug` fault keeps the phone unplugged unless told otherwise."""

@@ -1,4 +1,4 @@
-"""What the bench app is given at launch (spec/line-protocol.md), read as the app reads it."""
+"""What the bench app is given at launch (docs/spec/line-protocol.md), read as the app reads it."""
 
 from __future__ import annotations
 

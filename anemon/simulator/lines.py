@@ -1,4 +1,4 @@
-"""The bench app's log lines, exactly as spec/line-protocol.md reads them."""
+"""The bench app's log lines, exactly as docs/spec/line-protocol.md reads them."""
 
 from __future__ import annotations
 

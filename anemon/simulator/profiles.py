@@ -1,4 +1,4 @@
-"""The built-in arms (DOMAIN.md, "The arms in the notebook") and the two compute paths.
+"""The built-in arms (docs/domain.md, "The arms") and the two compute paths.
 
 One data table, no logic. Speeds are cool figures (before any throttling); the thermal model
 scales them by the path's throttle curve (thermal.py). Figures the notebook does not give

@@ -18,7 +18,7 @@ STATES = ("nominal", "fair", "serious", "critical")
 
 @dataclass(frozen=True, slots=True)
 class ThermalParams:
-    """Constants of the thermal model (calibrated to DOMAIN.md's sustained table)."""
+    """Constants of the thermal model (calibrated to the sustained table of docs/domain.md)."""
 
     tau_body_s: float = 180.0
     tau_die_s: float = 15.0

@@ -1,4 +1,4 @@
-"""The notebook's sustained run (DOMAIN.md), reproduced within ±10 %.
+"""The notebook's sustained run (docs/domain.md, "Measured figures"), reproduced within ±10 %.
 
 Protocol v1: 1B ANE 8-bit for 600 s from cool, a fixed 180 s idle, then 1B GPU int8 for 600 s
 (which therefore starts at serious). Protocol v2: idle until fair, within 3-10 minutes.

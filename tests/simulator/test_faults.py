@@ -1,4 +1,4 @@
-"""Every failure shape of DOMAIN.md, injectable per arm (spec/plan.md `fault`)."""
+"""Every failure shape of docs/domain.md, injectable per arm (docs/spec/plan.md `fault`)."""
 
 from __future__ import annotations
 
