@@ -6,12 +6,30 @@ Resolved before the app starts, so an unknown name is one clear line and exit st
 from __future__ import annotations
 
 import io
+from importlib import resources
 from pathlib import Path
 
 from anemon.errors import AnemonError
 
-LAYOUTS_DIR = Path(__file__).resolve().parents[2] / "layouts"
-"""The built-in layouts (the repository's `layouts/`)."""
+
+def _builtin_dir() -> Path:
+    """Where the installed package `anemon.layouts` lies (pyproject maps it to `layouts/`).
+
+    The same for a wheel (site-packages/anemon/layouts) and an editable install (the checkout's
+    `layouts/`). A checkout run without installing it (or with an install older than the mapping)
+    falls back to the repository's folder.
+    """
+    try:
+        found = resources.files("anemon.layouts")
+    except ModuleNotFoundError:
+        found = None
+    if isinstance(found, Path):
+        return found.resolve()
+    return Path(__file__).resolve().parents[2] / "layouts"
+
+
+LAYOUTS_DIR = _builtin_dir()
+"""The built-in layouts (the repository's `layouts/`, installed as `anemon.layouts`)."""
 BUILTIN = ("default", "compact", "wall", "ab")
 """In the order the layout key cycles through them."""
 

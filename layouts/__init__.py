@@ -1,0 +1,1 @@
+"""The built-in dashboard layouts (Textual CSS). This folder installs as `anemon.layouts`."""
