@@ -77,20 +77,12 @@ async def _collect(kind: str) -> BackendResult:
 
 
 async def _sim() -> list[DeviceRow]:
+    from anemon.devices.sim import host_reading
     from anemon.simulator import SimConfig, SimulatedIPhone
 
     config = SimConfig()
-    t = SimulatedIPhone(config).telemetry()
     info = DeviceInfo("sim", "sim", "Simulated iPhone", f"simulated ({config.os_build})")
-    telemetry = Telemetry(
-        battery=t.battery_percent,
-        charging=t.charging,
-        plugged=t.plugged,
-        temperature_c=t.temperature_c,
-        free_gb=t.free_bytes / 1e9,
-        total_gb=t.total_bytes / 1e9,
-    )
-    return [_row(info, telemetry)]
+    return [_row(info, host_reading(SimulatedIPhone(config)))]
 
 
 async def _pmd3() -> list[DeviceRow]:
@@ -101,10 +93,10 @@ async def _pmd3() -> list[DeviceRow]:
 
 async def _devicectl() -> list[DeviceRow]:
     try:
-        from anemon.devices.devicectl import DevicectlDevice
+        from anemon.devices.devicectl import Devicectl
     except ImportError:
         raise DeviceError("the devicectl backend is not installed") from None
-    lister = DevicectlDevice()
+    lister = Devicectl()
     try:
         devices = await lister.list_devices()
     finally:

@@ -1,4 +1,6 @@
-"""Devices: one interface (base.py), one module per backend (sim, devicectl, pymobiledevice3)."""
+"""Devices: one interface (base.py), one subpackage per backend, each holding its connection
+in one object: sim/ (the simulated phone), devicectl/ (`Devicectl`), pmd3/ (`Pmd3Connection`);
+pulled.py is the follow sim and devicectl share; virtual/ is the virtual iPhone for pmd3."""
 
 from __future__ import annotations
 

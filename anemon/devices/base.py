@@ -53,7 +53,9 @@ class Telemetry:
             return "charging"
         return "full" if self.plugged else None
 
-    def event(self, *, t: float, wall: float, source: str, arm: str | None = None):
+    def event(
+        self, *, t: float, wall: float, source: str, arm: str | None = None
+    ) -> TelemetryEvent:
         """This reading as a TelemetryEvent (charted, recorded, used by the gates)."""
         return TelemetryEvent(
             t=t, wall=wall, arm=arm, source=source, battery=self.battery,

@@ -1,52 +1,17 @@
-"""Fixtures for the device tests: a virtual iPhone on loopback, and a tiny stand-in phone."""
+"""Fixtures for the device tests: a virtual iPhone on loopback with a stand-in phone behind it,
+the pymobiledevice3 backend pointed at it, and the one fake `xcrun devicectl` on PATH."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
-
-BUNDLE = "com.example.bench"
-LOG = "Documents/sustain/bench.log"
-
-
-@dataclass
-class StandInTelemetry:
-    battery_percent: float = 87.4
-    charging: bool = True
-    plugged: bool = True
-    temperature_c: float = 31.25
-    free_bytes: int = 38_500_000_000
-    total_bytes: int = 128_000_000_000
-    thermal: int = 1
-
-
-@dataclass
-class StandInPhone:
-    """The SimulatedIPhone facade the servers read, with files the test writes itself."""
-
-    files: dict[str, bytearray] = field(default_factory=dict)
-    readings: StandInTelemetry = field(default_factory=StandInTelemetry)
-    now: float = 0.0
-
-    def telemetry(self) -> StandInTelemetry:
-        return self.readings
-
-    def container_files(self, bundle: str) -> dict[str, bytes]:
-        return {path: bytes(data) for path, data in self.files.items()} if bundle == BUNDLE else {}
-
-    def read_container_file(self, bundle: str, path: str, offset: int, size: int) -> bytes:
-        if bundle != BUNDLE or path not in self.files:
-            raise FileNotFoundError(path)
-        return bytes(self.files[path][offset : offset + size])
-
-    def append(self, text: str, path: str = LOG) -> None:
-        self.files.setdefault(path, bytearray()).extend(text.encode())
+from tests.devices.fake_xcrun import FakeXcrun
+from tests.devices.helpers import BUNDLE, StandInPhone
 
 
 @pytest.fixture
@@ -67,3 +32,13 @@ async def phone(
 def pmd3(tmp_path: Path) -> Pmd3Device:
     """A backend that polls fast and keeps pymobiledevice3's pair records out of $HOME."""
     return Pmd3Device(poll_s=0.01, reconnect_s=0.01, pairing_records_cache_folder=tmp_path / "pair")
+
+
+@pytest.fixture
+def fake_xcrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeXcrun]:
+    """A fake `xcrun devicectl` first on PATH (old JSON layout); its apps are killed after."""
+    fake = FakeXcrun(tmp_path / "xcrun")
+    for name, value in fake.environ().items():
+        monkeypatch.setenv(name, value)
+    yield fake
+    fake.kill_all()

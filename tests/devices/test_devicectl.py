@@ -7,29 +7,22 @@ import contextlib
 import json
 import plistlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
 from anemon.devices.base import DeviceError, DeviceGone, LaunchRefused
 from anemon.devices.devicectl import DevicectlDevice
-from anemon.devices.devicectl_errors import XCRUN_MISSING
+from anemon.devices.devicectl.errors import XCRUN_MISSING
 from anemon.sources.items import LogGap, LogItem, LogReset
+from tests.devices.fake_xcrun import FakeXcrun
+from tests.devices.fake_xcrun.devicectl import PHONE
+from tests.devices.helpers import BUNDLE
 
-from .fake_xcrun import FakeXcrun, fake_xcrun_on_path
-from .fake_xcrun.devicectl import PHONE
-
-BUNDLE = "com.example.bench"
 LOG = "Documents/sustain/t1.log"
 TIMEOUT_S = 30.0  # an overall bound for each wait; never a timing assertion
 ENV = {"AB_MODEL": "arm_a", "AB_TAG": "t1", "AB_MODE": "ab", "AB_TRIALS": "4"}
-
-
-@pytest.fixture
-def fake_xcrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeXcrun]:
-    with fake_xcrun_on_path(tmp_path / "xcrun", monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -95,18 +88,34 @@ async def test_json_version_5_without_deprecated_fields(
     assert (phone.udid, phone.name, phone.os_version) == (PHONE["udid"], PHONE["name"], "18.2")
 
 
-async def test_connect_by_name_and_ambiguity(fake_xcrun: FakeXcrun) -> None:
-    other = {**PHONE, "identifier": "X-2", "udid": "00008130-0000000000000002", "name": "Spare"}
-    fake_xcrun.configure(devices=[PHONE, other])
-    with pytest.raises(DeviceError, match="several iPhones attached"):
-        await DevicectlDevice().connect()
-    info = await DevicectlDevice("spare").connect()
-    assert info.udid == other["udid"]
-    with pytest.raises(DeviceError, match="no attached iPhone named 'Nope'"):
-        await DevicectlDevice("Nope").connect()
-    fake_xcrun.configure(devices=[])
-    with pytest.raises(DeviceError, match="no iPhone attached"):
-        await DevicectlDevice().connect()
+SPARE = {**PHONE, "identifier": "X-2", "udid": "00008130-0000000000000002", "name": "Spare"}
+
+
+async def test_connect_by_name_among_several(fake_xcrun: FakeXcrun) -> None:
+    fake_xcrun.configure(devices=[PHONE, SPARE])
+    backend = DevicectlDevice("spare")
+    info = await backend.connect()
+    await backend.close()
+    assert info.udid == SPARE["udid"]
+
+
+@pytest.mark.parametrize(
+    ("wanted", "devices", "message"),
+    [
+        ("", [PHONE, SPARE], "several iPhones attached"),
+        ("Nope", [PHONE, SPARE], "no attached iPhone named 'Nope'"),
+        ("", [], "no iPhone attached"),
+    ],
+    ids=["ambiguous", "unknown-name", "none-attached"],
+)
+async def test_connect_without_one_matching_phone_says_why(
+    fake_xcrun: FakeXcrun, wanted: str, devices: list[dict[str, str]], message: str
+) -> None:
+    fake_xcrun.configure(devices=devices)
+    backend = DevicectlDevice(wanted)
+    with pytest.raises(DeviceError, match=message):
+        await backend.connect()
+    await backend.close()
 
 
 async def test_xcrun_missing_is_one_clear_error(

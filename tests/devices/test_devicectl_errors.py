@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from anemon.devices.base import DeviceError, DeviceGone, LaunchRefused
-from anemon.devices.devicectl_errors import (
+from anemon.devices.devicectl.errors import (
     XCRUN_MISSING,
     ContainerFileMissing,
     failure,
     to_error,
 )
-from anemon.devices.devicectl_json import parse_error
+from anemon.devices.devicectl.json import parse_error
 
 LAUNCH = "device process launch"
 
@@ -82,11 +82,14 @@ def test_no_reason_is_transient(after: str) -> None:
         assert f"right after {after}" in str(error)
 
 
-def test_an_unknown_reason_is_transient_only_right_after_an_install_or_kill() -> None:
-    stderr = launch_stderr("Denied", "Something new")
-    assert from_stderr(stderr, after="an install").transient
-    error = from_stderr(stderr)
-    assert isinstance(error, LaunchRefused) and not error.transient
+@pytest.mark.parametrize(
+    ("after", "transient"), [("an install", True), ("a kill", True), ("", False)]
+)
+def test_an_unknown_reason_is_transient_only_right_after_an_install_or_kill(
+    after: str, transient: bool
+) -> None:
+    error = from_stderr(launch_stderr("Denied", "Something new"), after=after)
+    assert isinstance(error, LaunchRefused) and error.transient is transient
     assert "Something new" in str(error)
 
 
@@ -110,17 +113,17 @@ def test_developer_disk_image() -> None:
     assert "developer disk image" in str(error) and "Developer Mode" in str(error)
 
 
-def test_connection_invalidated_is_device_gone_and_transient() -> None:
+@pytest.mark.parametrize("command", [LAUNCH, "device copy from", "device process terminate"])
+def test_connection_invalidated_is_device_gone_and_transient(command: str) -> None:
     stderr = (
         "ERROR: The operation couldn’t be completed. (com.apple.dt.CoreDeviceError error 4.)\n"
         "       ----------------------------------------\n"
         "       Connection was invalidated "
         "(com.apple.dt.RemotePairing.ControlChannelConnectionError error 1 (0x01))\n"
     )
-    for command in (LAUNCH, "device copy from", "device process terminate"):
-        error = from_stderr(stderr, command=command)
-        assert isinstance(error, DeviceGone) and error.transient
-        assert "Connection was invalidated" in str(error)
+    error = from_stderr(stderr, command=command)
+    assert isinstance(error, DeviceGone) and error.transient
+    assert "Connection was invalidated" in str(error)
 
 
 def test_copy_of_a_missing_file() -> None:

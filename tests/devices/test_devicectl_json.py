@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from anemon.devices.devicectl_json import (
+from anemon.devices.devicectl.json import (
     MalformedDocument,
     load,
     parse_devices,
@@ -135,21 +135,34 @@ def test_simulated_devices_are_marked_for_filtering(version: int) -> None:
     assert [d.name for d in found if d.physical] == ["Lab iPhone", "Wi-Fi iPhone"]
 
 
-def test_device_matches_uuid_udid_or_name_case_insensitively() -> None:
+@pytest.mark.parametrize(
+    ("wanted", "matches"),
+    [
+        ("lab iphone", True),
+        ("00008120-000a1b2c3d4e5f60", True),
+        (OLD_PHONE["identifier"], True),
+        ("Lab", False),
+    ],
+    ids=["name", "udid", "uuid", "part-of-the-name"],
+)
+def test_device_matches_uuid_udid_or_name_case_insensitively(wanted: str, matches: bool) -> None:
     (phone,) = devices(2, OLD_PHONE)
-    assert phone.matches("lab iphone")
-    assert phone.matches("00008120-000a1b2c3d4e5f60")
-    assert phone.matches(OLD_PHONE["identifier"])
-    assert not phone.matches("Lab")
+    assert phone.matches(wanted) is matches
 
 
-def test_unwrap() -> None:
-    assert unwrap({"string": "x"}) == "x"
-    assert unwrap({"url": "file:///a"}) == "file:///a"
-    assert unwrap({"stringValue": "18.2"}) == "18.2"
-    assert unwrap({"intValue": {"stringValue": "3"}}) == "3"
-    assert unwrap({"error": {"code": 1}}) == {"error": {"code": 1}}
-    assert unwrap("plain") == "plain"
+@pytest.mark.parametrize(
+    ("wrapped", "value"),
+    [
+        ({"string": "x"}, "x"),
+        ({"url": "file:///a"}, "file:///a"),
+        ({"stringValue": "18.2"}, "18.2"),
+        ({"intValue": {"stringValue": "3"}}, "3"),
+        ({"error": {"code": 1}}, {"error": {"code": 1}}),
+        ("plain", "plain"),
+    ],
+)
+def test_unwrap(wrapped: object, value: object) -> None:
+    assert unwrap(wrapped) == value
 
 
 def test_error_chain_with_wrapped_user_info_and_signature() -> None:
@@ -199,7 +212,7 @@ def test_error_chain_with_wrapped_user_info_and_signature() -> None:
     assert error.get("BundleIdentifier") == "com.example.bench"
 
 
-def test_small_results() -> None:
+def test_launch_pid() -> None:
     launch = parse_document(
         {
             "info": INFO,
@@ -210,6 +223,9 @@ def test_small_results() -> None:
         }
     )
     assert parse_launch_pid(launch) == 4242
+
+
+def test_installed_bundles() -> None:
     install = parse_document(
         {
             "info": INFO,
@@ -221,6 +237,9 @@ def test_small_results() -> None:
         }
     )
     assert parse_installed_bundles(install) == ["com.example.bench"]
+
+
+def test_running_processes_without_a_pid_are_skipped() -> None:
     processes = parse_document(
         {
             "info": INFO,
@@ -237,6 +256,9 @@ def test_small_results() -> None:
         (1, "file:///sbin/launchd"),
         (77, "file:///bench.app/bench"),
     ]
+
+
+def test_lock_state() -> None:
     lock = parse_lock_state(
         parse_document(
             {"info": INFO, "result": {"passcodeRequired": True, "unlockedSinceBoot": False}}
@@ -250,12 +272,12 @@ def test_launch_without_pid_is_malformed() -> None:
         parse_launch_pid(parse_document({"info": INFO, "result": {}}))
 
 
-def test_load_rejects_missing_and_non_json_files(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "content", [None, "45%\n", json.dumps([1, 2])], ids=["missing", "not-json", "not-an-object"]
+)
+def test_load_rejects_missing_and_non_json_files(tmp_path: Path, content: str | None) -> None:
+    path = tmp_path / "document.json"
+    if content is not None:
+        path.write_text(content)
     with pytest.raises(MalformedDocument):
-        load(tmp_path / "absent.json")
-    (tmp_path / "bad.json").write_text("45%\n")
-    with pytest.raises(MalformedDocument):
-        load(tmp_path / "bad.json")
-    (tmp_path / "list.json").write_text(json.dumps([1, 2]))
-    with pytest.raises(MalformedDocument):
-        load(tmp_path / "list.json")
+        load(path)

@@ -4,18 +4,16 @@ refused launches retried, the log mirrored, every app stopped at the end and on 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from anemon.clock import RealClock
 from anemon.control.plan import Plan, parse_plan
-from anemon.control.runner import PlanRun
 from anemon.devices.devicectl import DevicectlDevice
 from anemon.events import Event, PhaseEvent, TrialEvent
-
-from .fake_xcrun import FakeXcrun, fake_xcrun_on_path
+from anemon.feeds.plan import PlanRun
+from tests.devices.fake_xcrun import FakeXcrun
 
 SPEED = 20.0  # plan seconds per real second: a 10 s settle takes 0.5 s, the stall watchdog 6 s
 TIMEOUT_S = 60.0  # an overall bound; never a timing assertion
@@ -47,12 +45,6 @@ name = "{ARMS[0]}"
 name = "{ARMS[1]}"
 """
     return parse_plan(text, "devicectl.toml")
-
-
-@pytest.fixture
-def fake_xcrun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeXcrun]:
-    with fake_xcrun_on_path(tmp_path / "xcrun", monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import threading
@@ -12,29 +11,7 @@ import pytest
 
 from anemon.cli import main
 from anemon.devices.virtual import VirtualIPhone
-from tests.devices.conftest import BUNDLE, StandInPhone
-
-TIMEOUT_S = 15
-
-
-class PhoneThread:
-    """The virtual iPhone in a background thread's event loop (main() runs its own loop)."""
-
-    def __init__(self, phone: VirtualIPhone) -> None:
-        self.phone = phone
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def __enter__(self) -> VirtualIPhone:
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.phone.start(), self.loop).result(TIMEOUT_S)
-        return self.phone
-
-    def __exit__(self, *_: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.phone.stop(), self.loop).result(TIMEOUT_S)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(TIMEOUT_S)
-        self.loop.close()
+from tests.devices.helpers import BUNDLE, TIMEOUT_S, PhoneThread, StandInPhone
 
 
 @pytest.fixture
@@ -82,8 +59,8 @@ def test_table_shows_the_readings(
 ) -> None:
     assert run_cli(["devices", "--backend", "pymobiledevice3"]) == 0
     out = capsys.readouterr().out
-    for text in ("Virtual iPhone", "87 %", "charging", "31.2 °C", "38.5 / 128 GB"):
-        assert text in out
+    texts = ("Virtual iPhone", "87 %", "charging", "31.2 °C", "38.5 / 128 GB")
+    assert [text for text in texts if text not in out] == []
 
 
 def test_the_simulator_is_always_there(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,10 +13,10 @@ import pytest
 
 from anemon.devices.base import DeviceGone, Telemetry
 from anemon.devices.pmd3 import Pmd3Device
-from anemon.devices.pmd3_errors import AppNotInstalled, NoDevice, UsbmuxdUnreachable
+from anemon.devices.pmd3.errors import AppNotInstalled, NoDevice, UsbmuxdUnreachable
 from anemon.devices.virtual import VirtualIPhone
 from anemon.sources.items import LogGap, LogItem, LogReset
-from tests.devices.conftest import BUNDLE, LOG, StandInPhone
+from tests.devices.helpers import BUNDLE, LOG, StandInPhone
 
 TIMEOUT_S = 15
 
@@ -195,7 +195,7 @@ async def test_follow_with_nothing_attached_fails_at_once(
 
 def test_importing_the_backend_does_not_import_pymobiledevice3() -> None:
     code = (
-        "import sys, anemon.devices.pmd3, anemon.cli.devices\n"
+        "import sys, anemon.devices.pmd3, anemon.devices.pmd3.install, anemon.cli.devices\n"
         "loaded = [m for m in sys.modules if m.startswith('pymobiledevice3')]\n"
         "assert not loaded, loaded\n"
     )

@@ -10,10 +10,10 @@ import pytest
 
 from anemon.devices.base import DeviceGone
 from anemon.devices.pmd3 import Pmd3Device
-from anemon.devices.pmd3_console import message_lines
-from anemon.devices.pmd3_errors import NoDevice
+from anemon.devices.pmd3.console import message_lines
+from anemon.devices.pmd3.errors import NoDevice
 from anemon.devices.virtual import VirtualIPhone
-from tests.devices.conftest import BUNDLE, StandInPhone
+from tests.devices.helpers import BUNDLE, StandInPhone
 
 TIMEOUT_S = 15
 APP = "BenchApp"
@@ -63,7 +63,7 @@ async def test_other_processes_are_on_the_wire_but_filtered_out(
     from pymobiledevice3.services.os_trace import OsTraceService
 
     async with asyncio.timeout(TIMEOUT_S):
-        service = OsTraceService(await pmd3.lockdown())
+        service = OsTraceService(await pmd3.connection.lockdown())
         entries = service.syslog(pid=-1)
         try:
             hello = await anext(entries)
@@ -121,7 +121,7 @@ async def test_the_pid_list_names_the_app(phone: VirtualIPhone, pmd3: Pmd3Device
     from pymobiledevice3.services.os_trace import OsTraceService
 
     async with asyncio.timeout(TIMEOUT_S):
-        async with OsTraceService(await pmd3.lockdown()) as service:
+        async with OsTraceService(await pmd3.connection.lockdown()) as service:
             pids = await service.get_pid_list()
         await pmd3.close()
     names = {p["ProcessName"] for p in pids["Payload"].values()}

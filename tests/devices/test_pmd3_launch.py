@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from anemon.devices import pmd3_dvt
 from anemon.devices.base import DeviceError, LaunchRefused
-from anemon.devices.pmd3 import Pmd3Device
-from anemon.devices.pmd3_errors import DeveloperToolsMissing
+from anemon.devices.pmd3 import Pmd3Device, dvt
+from anemon.devices.pmd3.errors import DeveloperToolsMissing
 from anemon.devices.virtual import VirtualIPhone
-from tests.devices.conftest import BUNDLE, StandInPhone
+from tests.devices.helpers import BUNDLE, StandInPhone
 
 TIMEOUT_S = 30
 
@@ -57,7 +56,7 @@ def use_fake(monkeypatch: pytest.MonkeyPatch, pc: FakeProcessControl) -> list[An
         providers.append(provider)
         yield pc
 
-    monkeypatch.setattr(pmd3_dvt, "process_control", fake)
+    monkeypatch.setattr(dvt, "process_control", fake)
     return providers
 
 
@@ -104,7 +103,7 @@ async def test_launch_and_kill_go_through_process_control_over_lockdown(
         ("launch", (BUNDLE, {"environment": env, "kill_existing": True})),
         ("kill", 4242),
     ]
-    assert all(p.product_version == "16.7.10" for p in providers)  # the lockdown client
+    assert [p.product_version for p in providers] == ["16.7.10"] * 2  # the lockdown client
 
 
 async def test_ios17_launches_use_the_rsd_tunnel(
@@ -118,7 +117,7 @@ async def test_ios17_launches_use_the_rsd_tunnel(
 
         return rsd, close
 
-    monkeypatch.setattr(pmd3_dvt, "open_rsd", open_rsd)
+    monkeypatch.setattr(dvt, "open_rsd", open_rsd)
     providers = use_fake(monkeypatch, FakeProcessControl())
     async with asyncio.timeout(TIMEOUT_S):
         await pmd3.launch(BUNDLE, {})

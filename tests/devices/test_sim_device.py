@@ -22,7 +22,7 @@ def device(config: SimConfig | None = None):
     return SimDevice(SimulatedIPhone(config or SimConfig()), clock, bundle=BUNDLE), clock
 
 
-def test_refusals_become_typed_launch_errors():
+def test_a_refusal_is_a_transient_launch_error_then_the_launch_works():
     config = SimConfig(arms={ARM: SimArmConfig(ARM, fault="refuse_launch", fault_count=1)})
     dev, clock = device(config)
 
@@ -34,7 +34,15 @@ def test_refusals_become_typed_launch_errors():
         assert pid in dev.running()
         await dev.terminate(pid)
         assert not dev.running()
-        dev.phone.set_locked(True)
+
+    clock.run(main())
+
+
+def test_a_locked_phone_is_a_permanent_launch_error():
+    dev, clock = device()
+    dev.phone.set_locked(True)
+
+    async def main():
         with pytest.raises(LaunchRefused) as e:
             await dev.launch(BUNDLE, ENV)
         assert not e.value.transient
@@ -44,12 +52,16 @@ def test_refusals_become_typed_launch_errors():
 
 def test_telemetry_is_what_a_host_reads():
     dev, clock = device()
+    t = clock.run(dev.telemetry())
+    assert t is not None and t.plugged and t.free_gb == pytest.approx(38.0)
+    assert not hasattr(t, "thermal")
+
+
+def test_unplugged_there_is_no_telemetry_and_no_launch():
+    dev, clock = device()
+    dev.phone.set_plugged(False)
 
     async def main():
-        t = await dev.telemetry()
-        assert t is not None and t.plugged and t.free_gb == pytest.approx(38.0)
-        assert not hasattr(t, "thermal")
-        dev.phone.set_plugged(False)
         assert await dev.telemetry() is None
         with pytest.raises(DeviceGone):
             await dev.launch(BUNDLE, ENV)

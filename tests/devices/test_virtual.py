@@ -12,7 +12,7 @@ from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.plist_io import usbmux_packet
 from anemon.simulator import SimConfig, SimulatedIPhone
-from tests.devices.conftest import BUNDLE, LOG, StandInPhone
+from tests.devices.helpers import BUNDLE, LOG, StandInPhone
 
 TIMEOUT_S = 15
 
@@ -37,7 +37,7 @@ async def test_detach_cuts_open_service_connections(phone: VirtualIPhone, pmd3: 
     from pymobiledevice3.exceptions import ConnectionTerminatedError
 
     async with asyncio.timeout(TIMEOUT_S):
-        lockdown = await pmd3.lockdown()
+        lockdown = await pmd3.connection.lockdown()
         phone.detach()
         with pytest.raises((ConnectionTerminatedError, ConnectionError)):
             await lockdown.service.send_recv_plist({"Request": "QueryType"})
@@ -48,7 +48,7 @@ async def test_lockdown_values_and_errors(phone: VirtualIPhone, pmd3: Pmd3Device
     from pymobiledevice3.exceptions import InvalidServiceError, MissingValueError
 
     async with asyncio.timeout(TIMEOUT_S):
-        lockdown = await pmd3.lockdown()
+        lockdown = await pmd3.connection.lockdown()
         assert await lockdown.get_value(key="DeviceName") == "Virtual iPhone"
         assert (await lockdown.get_value(domain="com.apple.disk_usage"))["TotalDiskCapacity"] == (
             128_000_000_000
@@ -68,7 +68,7 @@ async def test_afc_lists_the_container_and_reports_disk(
 
     stand_in.append("x\n")
     async with asyncio.timeout(TIMEOUT_S):
-        lockdown = await pmd3.lockdown()
+        lockdown = await pmd3.connection.lockdown()
         async with await HouseArrestService.create(lockdown, BUNDLE) as afc:
             assert await afc.listdir("/Documents/sustain") == ["bench.log"]
             assert await afc.isdir("Documents")

@@ -11,8 +11,7 @@ import time
 import pytest
 
 from anemon.devices.virtual import VirtualIPhone
-from tests.devices.conftest import BUNDLE, LOG, StandInPhone
-from tests.devices.test_devices_cli import PhoneThread
+from tests.devices.helpers import BUNDLE, LOG, PhoneThread, StandInPhone
 from tests.recorded import recorded, wait_for
 
 pytestmark = pytest.mark.slow

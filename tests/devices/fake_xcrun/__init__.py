@@ -1,4 +1,5 @@
-"""A fake `xcrun devicectl` on PATH, and a handle to configure and inspect it."""
+"""A fake `xcrun devicectl`, and a handle to configure and inspect it (the `fake_xcrun`
+fixture of tests/devices/conftest.py puts it first on PATH)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,8 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from .devicectl import DEFAULTS, JSON_VERSION_ENV, STATE_ENV
 
@@ -87,15 +85,3 @@ class FakeXcrun:
         for pid in self.running():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def fake_xcrun_on_path(root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeXcrun]:
-    """A FakeXcrun first on PATH (old JSON layout); its apps are killed on the way out."""
-    fake = FakeXcrun(root)
-    for name, value in fake.environ().items():
-        monkeypatch.setenv(name, value)
-    try:
-        yield fake
-    finally:
-        fake.kill_all()

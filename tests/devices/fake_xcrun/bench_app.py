@@ -2,7 +2,7 @@
 
 Usage: bench_app.py CONTAINER_DIR RUNNING_DIR ENV_JSON TRIAL_S
 
-Appends line-protocol records (spec/line-protocol.md) to `AB_LOG` (default
+Appends line-protocol records (docs/spec/line-protocol.md) to `AB_LOG` (default
 `Documents/sustain/<AB_TAG>.log`) in its container, one `trial_s` of real time per trial, as
 the AB_* environment asks; then exits, removing its `RUNNING_DIR/<pid>.json` marker.
 """

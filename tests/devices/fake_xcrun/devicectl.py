@@ -1,4 +1,4 @@
-"""A fake `xcrun` that answers the `devicectl` commands anemon uses (notes/devicectl.md).
+"""A fake `xcrun` that answers the `devicectl` commands anemon uses (docs/devices.md).
 
 Run as `xcrun devicectl ...` through a wrapper on PATH (see FakeXcrun). Its state lives in
 the directory named by $FAKE_XCRUN_STATE:

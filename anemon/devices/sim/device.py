@@ -1,10 +1,11 @@
 """The simulated iPhone as a Device (`device.kind = "sim"`): the same path as a real phone.
 
 The phone (anemon/simulator) is pure and lives in virtual time; this backend moves it to the
-session clock before every operation and every pull. The app's container log is copied whole
-into the local mirror every `poll_s` (as `devicectl device copy from` does), and the mirror
-is read with the same MirrorTailer a real run uses. While the phone is unplugged nothing can be
-pulled: the follow yields a gap, then, once it is back, the end of the gap and the backfill.
+session clock before every operation and every pull. That phone object is the backend's whole
+connection. The app's container log is copied whole into the local mirror every `poll_s` (as
+`devicectl device copy from` does) by the follow the two share (devices/pulled.py). While the
+phone is unplugged nothing can be pulled: the follow yields a gap, then, once it is back, the
+end of the gap and the backfill.
 """
 
 from __future__ import annotations
@@ -23,16 +24,17 @@ from anemon.devices.base import (
     LaunchRefused,
     Telemetry,
 )
+from anemon.devices.pulled import follow_pulled
 from anemon.simulator import LaunchRefused as SimRefused
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
-from anemon.sources.items import LogGap, LogItem
-from anemon.sources.mirror import MirrorTailer
+from anemon.sources.items import LogItem
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
 
 GB = 1_000_000_000
 UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
+REPLUGGED = "plugged back in: pulling what was missed"
 
 
 class SimDevice(Installer):
@@ -87,38 +89,22 @@ class SimDevice(Installer):
         self.sync()
         if not self.plugged:
             return None
-        t = self.phone.telemetry()
-        return Telemetry(
-            battery=t.battery_percent,
-            charging=t.charging,
-            plugged=t.plugged,
-            temperature_c=t.temperature_c,
-            free_gb=t.free_bytes / GB,
-            total_gb=t.total_bytes / GB,
-        )
+        return host_reading(self.phone)
 
-    async def follow_log(
-        self, bundle: str, path: str, mirror: Path
-    ) -> AsyncIterator[list[LogItem]]:
-        tailer = MirrorTailer(mirror, poll_s=self.poll_s)
-        copied: int | None = None
-        away = False
-        while True:
+    def follow_log(self, bundle: str, path: str, mirror: Path) -> AsyncIterator[list[LogItem]]:
+        copied: int | None = None  # the size last copied: an unchanged file is not rewritten
+
+        async def pull() -> bool:
+            nonlocal copied
             self.sync()
-            items: list[LogItem] = []
             if not self.plugged:
-                if not away:
-                    away = True
-                    items.append(LogGap("begin", UNPLUGGED))
-            else:
-                if away:
-                    away = False
-                    items.append(LogGap("end", "plugged back in: pulling what was missed"))
-                copied = self._pull(bundle, path, mirror, copied)
-                items.extend(tailer.check())
-            if items:
-                yield items
-            await self.clock.sleep(self.poll_s)
+                raise DeviceGone(UNPLUGGED, transient=True)
+            copied = self._pull(bundle, path, mirror, copied)
+            return True
+
+        return follow_pulled(
+            pull, mirror, poll_s=self.poll_s, back=REPLUGGED, sleep=self.clock.sleep
+        )
 
     def _pull(self, bundle: str, path: str, mirror: Path, copied: int | None) -> int | None:
         """Copy the container file over the mirror (write + rename) when it changed."""
@@ -141,6 +127,19 @@ class SimDevice(Installer):
         self.sync()
         if not self.plugged:
             raise DeviceGone("the simulated phone is unplugged", transient=True)
+
+
+def host_reading(phone: SimulatedIPhone) -> Telemetry:
+    """What a host would read of the simulated phone over USB (never its thermal state)."""
+    t = phone.telemetry()
+    return Telemetry(
+        battery=t.battery_percent,
+        charging=t.charging,
+        plugged=t.plugged,
+        temperature_c=t.temperature_c,
+        free_gb=t.free_bytes / GB,
+        total_gb=t.total_bytes / GB,
+    )
 
 
 def sim_config(plan: Plan) -> SimConfig:

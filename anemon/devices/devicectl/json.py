@@ -1,6 +1,6 @@
 """The JSON documents `xcrun devicectl -j FILE` writes, parsed into frozen dataclasses.
 
-Two layouts exist (notes/devicectl.md): the old one (`connectionProperties`,
+Two layouts exist (docs/devices.md, "The JSON documents"): the old one (`connectionProperties`,
 `deviceProperties`, `hardwareProperties`) and jsonVersion 5, which adds
 `properties.{connection,hardware,software,state}` and wraps some values in objects such as
 `{"stringValue": "18.2"}`. Fields are looked up by name in the new groups first, then the old

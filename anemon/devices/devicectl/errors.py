@@ -3,7 +3,7 @@
 What devicectl says comes from two places that may each be missing or partial: the JSON
 `error` (code, domain, userInfo, NSUnderlyingError chain) and the stderr text. Both are merged
 into one `Failure`, then matched loosely: older versions print `error 10002.)`, newer ones
-`error 10002 (0x2712))`, and real text uses curly apostrophes (notes/devicectl.md).
+`error 10002 (0x2712))`, and real text uses curly apostrophes (docs/devices.md, "Errors").
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from anemon.devices.base import DeviceError, DeviceGone, LaunchRefused
-from anemon.devices.devicectl_json import ErrorInfo
+from anemon.devices.devicectl.json import ErrorInfo
 
 CORE_DEVICE = "com.apple.dt.CoreDeviceError"
 DEVICE_NOT_FOUND = 1000

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from anemon.devices.pmd3_errors import launch_refused, translate
+from anemon.devices.pmd3.errors import launch_refused, translate
 
 Closer = Callable[[], Awaitable[None]]
 

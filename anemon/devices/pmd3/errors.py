@@ -57,7 +57,7 @@ def usbmux_address_label(address: str | None) -> str:
 
 
 def is_gone(e: BaseException) -> bool:
-    """A dropped device or connection: reconnect (notes/pymobiledevice3.md)."""
+    """A dropped device or connection: reconnect (docs/devices.md, pymobiledevice3 "Errors")."""
     from pymobiledevice3 import exceptions as x
 
     gone = (
@@ -130,7 +130,7 @@ def translate(
 
 
 def _invalid_service(product_version: str) -> DeviceError:
-    major = _major(product_version)
+    major = ios_major(product_version)
     if major >= 17:
         return DeveloperToolsMissing(f"the developer services need a tunnel: {TUNNEL_HINT}")
     return DeveloperToolsMissing(
@@ -153,7 +153,8 @@ def launch_refused(e: BaseException, bundle: str) -> DeviceError:
     )
 
 
-def _major(version: str) -> int:
+def ios_major(version: str) -> int:
+    """18 for "18.5"; 0 when unknown."""
     try:
         return int(version.split(".")[0])
     except ValueError:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from anemon.devices.base import DeviceGone
 
 if TYPE_CHECKING:
-    from anemon.devices.pmd3 import Pmd3Device
+    from anemon.devices.pmd3.connection import Pmd3Connection
 
 ALL_PROCESSES = -1
 
@@ -38,14 +38,14 @@ def message_lines(message: str) -> list[str]:
     return message.removesuffix("\n").split("\n")
 
 
-async def console_lines(device: Pmd3Device, process: str) -> AsyncIterator[str]:
+async def console_lines(connection: Pmd3Connection, process: str) -> AsyncIterator[str]:
     """Every line `process` logs from now on, in order; ends when the consumer closes it.
 
     Raises DeviceGone when the phone goes away (the stream cannot resume without losing lines).
     """
     from pymobiledevice3.services.os_trace import OsTraceService
 
-    service = OsTraceService(await device.lockdown())
+    service = OsTraceService(await connection.lockdown())
     try:
         async with contextlib.aclosing(service.syslog(pid=ALL_PROCESSES)) as entries:
             async for entry in entries:
@@ -53,10 +53,10 @@ async def console_lines(device: Pmd3Device, process: str) -> AsyncIterator[str]:
                     for line in message_lines(entry.message):
                         yield line
     except Exception as e:
-        error = device.error(e)
+        error = connection.error(e)
         if not isinstance(error, DeviceGone):
             raise error from e
-        await device.drop()
+        await connection.drop()
         raise DeviceGone(
             f"{error}: the console stream of {process} ended (lines logged meanwhile are lost)",
             transient=True,

@@ -20,18 +20,32 @@ from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.sources.lines import LineAssembler
 
 if TYPE_CHECKING:
-    from anemon.devices.pmd3 import Pmd3Device
+    from anemon.devices.pmd3.connection import Pmd3Connection
 
 HEAD_BYTES = 64
 """How much of the file's start is kept to recognise the same file after a reconnect."""
 
 
 class LogFollower:
-    def __init__(self, device: Pmd3Device, bundle: str, path: str, mirror: Path) -> None:
-        self.device = device
+    """Follows `path` of `bundle`'s container over `connection`: every `poll_s`, and every
+    `reconnect_s` while the phone is away."""
+
+    def __init__(
+        self,
+        connection: Pmd3Connection,
+        bundle: str,
+        path: str,
+        mirror: Path,
+        *,
+        poll_s: float,
+        reconnect_s: float,
+    ) -> None:
+        self.connection = connection
         self.bundle = bundle
         self.path = path
         self.mirror = mirror
+        self.poll_s = poll_s
+        self.reconnect_s = reconnect_s
         self._afc: Any = None
         self._out: IO[bytes] | None = None
         self._assembler = LineAssembler()
@@ -68,21 +82,21 @@ class LogFollower:
         except AfcFileNotFoundError:
             pass  # the app has not written its log yet
         except Exception as e:
-            error = self.device.error(e, bundle=self.bundle)
+            error = self.connection.error(e, bundle=self.bundle)
             if not (error.transient and self._connected_once):
                 raise error from e
             await self._close_afc()
-            await self.device.drop()
+            await self.connection.drop()
             if not self._in_gap:
                 items.append(LogGap("begin", str(error)))
                 self._in_gap = True
-            return items, self.device.reconnect_s
-        return items, self.device.poll_s
+            return items, self.reconnect_s
+        return items, self.poll_s
 
     async def _open_afc(self) -> Any:
         from pymobiledevice3.services.house_arrest import HouseArrestService
 
-        lockdown = await self.device.lockdown()
+        lockdown = await self.connection.lockdown()
         afc = await HouseArrestService.create(lockdown, self.bundle)
         self._connected_once = True
         return afc

@@ -2,7 +2,7 @@
 
 InstallationProxyService draws a progress bar on stderr and swaps sys.stdout/sys.stderr while
 it runs; in a child process with piped output it cannot draw on anemon's terminal.
-`python -m anemon.devices.pmd3_install --udid UDID APP` exits 0, or 1 with one line on stderr.
+`python -m anemon.devices.pmd3.install --udid UDID APP` exits 0, or 1 with one line on stderr.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ TIMEOUT_S = 1800.0
 
 
 async def install_in_subprocess(udid: str, app: Path, usbmux_address: str | None) -> None:
-    argv = [sys.executable, "-m", "anemon.devices.pmd3_install", "--udid", udid, str(app)]
+    argv = [sys.executable, "-m", "anemon.devices.pmd3.install", "--udid", udid, str(app)]
     if usbmux_address:
         argv += ["--usbmux", usbmux_address]
     proc = await asyncio.create_subprocess_exec(
@@ -45,7 +45,7 @@ async def _install(udid: str, app: Path, usbmux_address: str | None) -> None:
     from pymobiledevice3.lockdown import create_using_usbmux
     from pymobiledevice3.services.installation_proxy import InstallationProxyService
 
-    from anemon.devices.pmd3_errors import translate
+    from anemon.devices.pmd3.errors import translate
 
     try:
         async with (
@@ -62,7 +62,7 @@ async def _install(udid: str, app: Path, usbmux_address: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m anemon.devices.pmd3_install")
+    parser = argparse.ArgumentParser(prog="python -m anemon.devices.pmd3.install")
     parser.add_argument("--udid", required=True)
     parser.add_argument("--usbmux", default=None)
     parser.add_argument("app", type=Path)

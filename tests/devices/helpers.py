@@ -1,0 +1,68 @@
+"""What the device tests share besides fixtures: a tiny stand-in phone for the virtual iPhone,
+and the virtual iPhone run in a thread for tests whose code under test runs its own loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+
+from anemon.devices.virtual import VirtualIPhone
+
+BUNDLE = "com.example.bench"
+LOG = "Documents/sustain/bench.log"
+TIMEOUT_S = 15
+
+
+@dataclass
+class StandInTelemetry:
+    battery_percent: float = 87.4
+    charging: bool = True
+    plugged: bool = True
+    temperature_c: float = 31.25
+    free_bytes: int = 38_500_000_000
+    total_bytes: int = 128_000_000_000
+    thermal: int = 1
+
+
+@dataclass
+class StandInPhone:
+    """The SimulatedIPhone facade the servers read, with files the test writes itself."""
+
+    files: dict[str, bytearray] = field(default_factory=dict)
+    readings: StandInTelemetry = field(default_factory=StandInTelemetry)
+    now: float = 0.0
+
+    def telemetry(self) -> StandInTelemetry:
+        return self.readings
+
+    def container_files(self, bundle: str) -> dict[str, bytes]:
+        return {path: bytes(data) for path, data in self.files.items()} if bundle == BUNDLE else {}
+
+    def read_container_file(self, bundle: str, path: str, offset: int, size: int) -> bytes:
+        if bundle != BUNDLE or path not in self.files:
+            raise FileNotFoundError(path)
+        return bytes(self.files[path][offset : offset + size])
+
+    def append(self, text: str, path: str = LOG) -> None:
+        self.files.setdefault(path, bytearray()).extend(text.encode())
+
+
+class PhoneThread:
+    """The virtual iPhone in a background thread's event loop (main() runs its own loop)."""
+
+    def __init__(self, phone: VirtualIPhone) -> None:
+        self.phone = phone
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> VirtualIPhone:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.phone.start(), self.loop).result(TIMEOUT_S)
+        return self.phone
+
+    def __exit__(self, *_: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.phone.stop(), self.loop).result(TIMEOUT_S)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(TIMEOUT_S)
+        self.loop.close()
