@@ -2,7 +2,7 @@
 
 Every event carries `t` (seconds since the session began, monotonic), `wall` (epoch seconds),
 `arm` (or None) and `source`. The record kinds mirror the line protocol; the others are the
-controller's, the operator's and the host's (DESIGN.md "Events").
+controller's, the operator's and the host's (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, Literal, get_args
 
 THERMAL_NAMES = ("nominal", "fair", "serious", "critical")
 """ProcessInfo.thermalState names, indexed by their numeric value."""
@@ -77,7 +77,19 @@ class LoadEvent(RecordEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TrialEvent(RecordEvent):
+class ReadingsEvent(RecordEvent):
+    """A record that carries the app's readings of the phone (TRIAL and IDLE lines)."""
+
+    thermal: int | None = None
+    """0 nominal, 1 fair, 2 serious, 3 critical."""
+    battery: float | None = None
+    """Percent 0-100 (fractions are scaled on parsing; -1 becomes None)."""
+    battery_state: str | None = None
+    free_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrialEvent(ReadingsEvent):
     kind: ClassVar[str] = "trial"
     trial: int | None = None
     warmup: bool = False
@@ -85,21 +97,11 @@ class TrialEvent(RecordEvent):
     prompt_tps: float | None = None
     decode_tps: float | None = None
     gen: int | None = None
-    battery: float | None = None
-    """Percent 0-100 (fractions are scaled on parsing; -1 becomes None)."""
-    battery_state: str | None = None
-    thermal: int | None = None
-    """0 nominal, 1 fair, 2 serious, 3 critical."""
-    free_gb: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IdleEvent(RecordEvent):
+class IdleEvent(ReadingsEvent):
     kind: ClassVar[str] = "idle"
-    thermal: int | None = None
-    battery: float | None = None
-    battery_state: str | None = None
-    free_gb: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +124,7 @@ class TextEvent(RecordEvent):
     kind: ClassVar[str] = "text"
 
 
-PHASES = (
+Phase = Literal[
     "idle",
     "installing",
     "launching",
@@ -132,15 +134,21 @@ PHASES = (
     "cooling",
     "done",
     "aborted",
-)
+]
+"""The controller's phases, recorded as these strings (spec/cli.md)."""
+PHASES: tuple[Phase, ...] = get_args(Phase)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PhaseEvent(Event):
-    """The controller moved to another phase (one of PHASES)."""
+    """The controller moved to another phase.
+
+    A recording made by a later version may hold a phase this one does not know: it is read
+    back as the string it was, never dropped.
+    """
 
     kind: ClassVar[str] = "phase"
-    phase: str
+    phase: Phase
     reason: str = ""
 
 
@@ -159,7 +167,7 @@ class CooldownEvent(Event):
     """Where the thermal reading came from: "app", "host" or "time"."""
     done: bool = False
     reason: str = ""
-    """Why it ended: "cool", "cap", "min", "skipped"."""
+    """Why it ended: "cool", "cap", "min", "skipped", "aborted" (the session was)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from anemon.analysis.summary import trials_frame
 from anemon.errors import AnemonError
-from anemon.events import THERMAL_NAMES
+from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.store import Session
 
 FORMATS = ("csv", "parquet", "json", "md")
@@ -34,8 +34,8 @@ def export_frame(session: Session) -> pd.DataFrame:
     return _tidy(table.reset_index(drop=True))
 
 
-def _telemetry_row(event) -> dict[str, object]:
-    row = {"kind": "telemetry", "arm": event.arm, "t": event.t}
+def _telemetry_row(event: TelemetryEvent) -> dict[str, object]:
+    row: dict[str, object] = {"kind": "telemetry", "arm": event.arm, "t": event.t}
     for f in dataclasses.fields(event):
         if f.name not in ("t", "wall", "arm", "source"):
             row[f.name] = getattr(event, f.name)
@@ -58,7 +58,8 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
 def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
     """Write to `out`, or return the text for stdout (Parquet needs `out`)."""
     if fmt == "parquet":
-        return _write_parquet(table, out)
+        _write_parquet(table, out)
+        return None
     if fmt == "csv":
         text = table.to_csv(index=False)
     elif fmt == "json":

@@ -84,9 +84,9 @@ def to_csv(summaries: Sequence[ArmSummary]) -> str:
     rows = []
     for s in summaries:
         data = s.to_json()
-        rounds = data.pop("rounds")
-        data["rounds"] = len(rounds)
-        data["round_decode_means"] = " / ".join(fmt(r["decode_mean"], 2) for r in rounds)
-        data["round_prefill_means"] = " / ".join(fmt(r["prefill_mean"], 1) for r in rounds)
+        del data["rounds"]  # re-added last, as a count
+        data["rounds"] = len(s.rounds)
+        data["round_decode_means"] = " / ".join(fmt(r.decode_mean, 2) for r in s.rounds)
+        data["round_prefill_means"] = " / ".join(fmt(r.prefill_mean, 1) for r in s.rounds)
         rows.append(data)
     return pd.DataFrame(rows).to_csv(index=False)

@@ -1,31 +1,35 @@
 """One launch of one arm: the free-disk guard, the launch with retries, then supervision of
-the app's log (first-trial and stall watchdogs, `ERROR:` lines, END, operator aborts)."""
+the app's log (first-trial and stall watchdogs, `ERROR:` lines, END, operator aborts).
+
+An `ArmRun` reads its part of the plan from an `ArmLaunch` and asks the controller for the
+few things in `ArmHost`, nothing else.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import enum
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
-from anemon.clock import wait_for
+from anemon.clock import Clock, wait_for
 from anemon.control.launch import app_env, backoff_s
 from anemon.control.outcome import ArmOutcome
-from anemon.control.plan import ArmSpec
+from anemon.control.plan import ArmSpec, GuardSpec, Plan, ProtocolSpec
 from anemon.control.watchdog import Watchdog
-from anemon.devices.base import DeviceError, LaunchRefused
+from anemon.devices.base import DeviceError, LaunchRefused, Telemetry
 from anemon.events import (
     EndEvent,
     ErrorEvent,
     Event,
     GapEvent,
     LoadEvent,
+    Phase,
     RecordEvent,
     StartEvent,
     TrialEvent,
 )
-
-if TYPE_CHECKING:
-    from anemon.control.controller import Controller
 
 REPLUG_MARGIN_S = 60.0
 """Battery protocol: ask for the replug this long after the arm should have finished."""
@@ -39,6 +43,62 @@ class Command(enum.Enum):
     ABORT_SESSION = "the operator aborted the session"
 
 
+class ArmHost(Protocol):
+    """What an arm run needs from the controller running it, and nothing more."""
+
+    @property
+    def gap(self) -> bool:
+        """The app's log cannot be pulled now (the watchdogs wait for it to come back)."""
+        ...
+
+    def set_phase(self, phase: Phase, arm: str | None, reason: str = "") -> None: ...
+
+    def error(self, arm: str | None, message: str) -> None:
+        """A failure anemon detected itself (watchdog, guard, refusal): an error record."""
+        ...
+
+    async def nap(self, seconds: float | None) -> None:
+        """Wait `seconds`; an operator action wakes it early."""
+        ...
+
+    async def free_gb(self) -> float | None:
+        """Free disk now: a fresh host reading, else the last one the log or host gave."""
+        ...
+
+    async def ask(self, prompt: str, done: Callable[[Telemetry | None], bool], then: str) -> None:
+        """Show `prompt` and wait until host telemetry says the operator did it."""
+        ...
+
+    async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
+        """Start the app; the pid. Raises LaunchRefused, DeviceError."""
+        ...
+
+    async def terminate(self, pid: int) -> None:
+        """Stop the app; a failure is noted, never raised."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ArmLaunch:
+    """One launch of an arm, and all an arm run reads of the plan."""
+
+    arm: ArmSpec
+    round: int
+    """1-based: which launch of this arm (A-B-A-B rounds)."""
+    bundle: str
+    env: Mapping[str, str]
+    """The app's environment (launch.app_env)."""
+    guards: GuardSpec
+    protocol: ProtocolSpec
+    battery_prompts: bool = False
+    """Ask the operator to unplug, then to replug, around the run (battery protocol)."""
+
+    @classmethod
+    def of(cls, plan: Plan, arm: ArmSpec, round_: int, *, battery_prompts: bool) -> ArmLaunch:
+        return cls(arm, round_, plan.app.bundle, app_env(plan, arm), plan.guards,
+                   plan.protocol, battery_prompts)  # fmt: skip
+
+
 class _Ended(Exception):
     """The launch is over before supervision (refused, aborted, guard)."""
 
@@ -49,13 +109,17 @@ class _Ended(Exception):
 
 
 class ArmRun:
-    """Runs one launch on behalf of the Controller; `inbox` receives the arm's events."""
+    """Runs one launch on behalf of its host; `inbox` receives the app's log events."""
 
-    def __init__(self, controller: Controller, arm: ArmSpec, round_: int) -> None:
-        self.c = controller
-        self.arm = arm
-        self.round = round_
-        self.model = arm.model
+    def __init__(self, host: ArmHost, clock: Clock, launch: ArmLaunch) -> None:
+        self.host = host
+        self.clock = clock
+        self.launch = launch
+        self.arm = launch.arm
+        self.round = launch.round
+        self.model = launch.arm.model
+        self.phase: Phase | None = None
+        """The last phase this run set."""
         self.inbox: asyncio.Queue[Event | Command] = asyncio.Queue()
         self.pid: int | None = None
         self.started = False
@@ -70,8 +134,8 @@ class ArmRun:
         prompts: asyncio.Task[None] | None = None
         try:
             await self._guard_disk()
-            self.pid = await self._launch()
-            if self.c.prompts_for(self.arm):
+            self.pid = await self._start_app()
+            if self.launch.battery_prompts:
                 prompts = asyncio.create_task(self._battery_prompts())
             status, reason = await self._supervise()
         except _Ended as e:
@@ -81,12 +145,16 @@ class ArmRun:
                 prompts.cancel()
                 await asyncio.gather(prompts, return_exceptions=True)
         if status != "done" and self.pid is not None:
-            await self.c.terminate(self.pid)
+            await self.host.terminate(self.pid)
         return ArmOutcome(self.arm.name, self.round, status, reason)
 
     def _fail(self, reason: str) -> _Ended:
-        self.c.error(self.model, reason)
+        self.host.error(self.model, reason)
         return _Ended("failed", reason)
+
+    def _phase(self, phase: Phase, reason: str = "") -> None:
+        self.phase = phase
+        self.host.set_phase(phase, self.model, reason)
 
     def _check_abort(self) -> None:
         if self._aborted is not None:
@@ -95,21 +163,19 @@ class ArmRun:
     # -- before the launch ------------------------------------------------------------------
 
     async def _guard_disk(self) -> None:
-        telemetry = await self.c.fresh_telemetry()
-        free = telemetry.free_gb if telemetry and telemetry.free_gb is not None else None
-        free = free if free is not None else self.c.last_free_gb()
-        floor = self.c.plan.guards.min_free_gb
+        free = await self.host.free_gb()
+        floor = self.launch.guards.min_free_gb
         if free is not None and free < floor:
             raise self._fail(f"free disk {free:.1f} GB is below min_free_gb = {floor:g}")
 
-    async def _launch(self) -> int:
-        guards, env = self.c.plan.guards, app_env(self.c.plan, self.arm)
-        self.c.set_phase("launching", self.model, f"round {self.round}" if self.round > 1 else "")
+    async def _start_app(self) -> int:
+        guards = self.launch.guards
+        self._phase("launching", f"round {self.round}" if self.round > 1 else "")
         retry = 0
         while True:
             self._check_abort()
             try:
-                return await self.c.device.launch(self.c.plan.app.bundle, env)
+                return await self.host.launch(self.launch.bundle, self.launch.env)
             except LaunchRefused as e:
                 if not e.transient:
                     raise self._fail(f"launch refused, not retried: {e}") from e
@@ -120,24 +186,23 @@ class ArmRun:
                 raise self._fail(f"cannot launch: {e}") from e
             retry += 1
             delay = backoff_s(retry)
-            self.c.set_phase("launching", self.model,
-                             f"refused ({refusal}); retry {retry}/{guards.launch_retries} "
-                             f"in {delay:g} s")  # fmt: skip
-            await self.c.nap(delay)
+            retrying = f"retry {retry}/{guards.launch_retries} in {delay:g} s"
+            self._phase("launching", f"refused ({refusal}); {retrying}")
+            await self.host.nap(delay)
 
     # -- supervision ------------------------------------------------------------------------
 
     async def _supervise(self) -> tuple[str, str]:
-        guards = self.c.plan.guards
-        dog = Watchdog(self.c.clock.now(), guards.first_trial_timeout_s, guards.stall_timeout_s)
-        if self.c.gap:
+        guards = self.launch.guards
+        dog = Watchdog(self.clock.now(), guards.first_trial_timeout_s, guards.stall_timeout_s)
+        if self.host.gap:
             dog.gap("begin", dog.started)
-        self.c.set_phase("loading", self.model)
+        self._phase("loading")
         while True:
             deadline = dog.deadline()
-            timeout = None if deadline is None else max(0.0, deadline - self.c.clock.now())
+            timeout = None if deadline is None else max(0.0, deadline - self.clock.now())
             try:
-                item = await wait_for(self.c.clock, self.inbox.get(), timeout)
+                item = await wait_for(self.clock, self.inbox.get(), timeout)
             except TimeoutError:
                 raise self._fail(dog.reason()) from None
             if isinstance(item, Command):
@@ -147,7 +212,7 @@ class ArmRun:
                 return verdict
 
     def _on_item(self, item: Event, dog: Watchdog) -> tuple[str, str] | None:
-        t = self.c.clock.now()
+        t = self.clock.now()
         if isinstance(item, GapEvent):
             dog.gap(item.state, t)
             return None
@@ -162,11 +227,11 @@ class ArmRun:
 
     def _on_record(self, item: RecordEvent, dog: Watchdog, t: float) -> tuple[str, str] | None:
         if isinstance(item, LoadEvent):
-            self.c.set_phase("warmup", self.model, f"loaded in {item.load_s or 0:g} s")
+            self._phase("warmup", f"loaded in {item.load_s or 0:g} s")
         elif isinstance(item, TrialEvent):
             dog.trial(t)
-            if self.c.phase != "running" and (not item.warmup or self.c.phase == "warmup"):
-                self.c.set_phase("running", self.model)
+            if self.phase != "running" and (not item.warmup or self.phase == "warmup"):
+                self._phase("running")
         elif isinstance(item, ErrorEvent):
             return "failed", f"the app reported an error: {item.message}"
         elif isinstance(item, EndEvent):
@@ -179,18 +244,18 @@ class ArmRun:
 
     async def _battery_prompts(self) -> None:
         """Unplug now; once the arm should be over, replug now (the log is pulled after)."""
-        started = self.c.clock.now()
-        await self.c.ask(
+        started = self.clock.now()
+        await self.host.ask(
             "unplug the phone now (battery protocol)",
             lambda tel: tel is None or tel.plugged is False,
             "unplugged: the log is pulled after the replug",
         )
-        protocol = self.c.plan.protocol
+        protocol = self.launch.protocol
         run_s = protocol.seconds
         if protocol.kind == "ab":
             run_s = protocol.trials * AB_TRIAL_ESTIMATE_S
-        await self.c.clock.sleep(started + run_s + REPLUG_MARGIN_S - self.c.clock.now())
-        await self.c.ask(
+        await self.clock.sleep(started + run_s + REPLUG_MARGIN_S - self.clock.now())
+        await self.host.ask(
             "replug the phone now: the log is pulled once it is back",
             lambda tel: tel is not None and tel.plugged is True,
             "replugged: pulling the log",

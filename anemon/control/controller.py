@@ -11,32 +11,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from anemon.clock import Clock, wait_for
-from anemon.control.arm import ArmRun, Command
-from anemon.control.cooldown import Gate, Reading, choose_reading
+from anemon.control.arm import ArmHost, ArmLaunch, ArmRun, Command
+from anemon.control.cooldown import Cooldown, CooldownHost, Probe
 from anemon.control.launch import probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
 from anemon.devices.base import Device, DeviceError, Installer, Telemetry
 from anemon.events import (
-    CooldownEvent,
     ErrorEvent,
     Event,
     GapEvent,
     IdleEvent,
     MarkerEvent,
+    Phase,
     PhaseEvent,
     RecordEvent,
     TrialEvent,
 )
 from anemon.pipeline import LineFeed, Pipeline, read_telemetry
 
-COOLDOWN_STEP_S = 5.0
-"""How often a cooldown decides again (each step is a CooldownEvent)."""
 TELEMETRY_S = 10.0
 """How often host telemetry is read."""
 CONTROLLER = "controller"
@@ -58,7 +56,12 @@ def schedule(plan: Plan) -> tuple[Launch, ...]:
 
 
 class Controller:
-    """Runs one plan; `await run()` returns how every arm ended."""
+    """Runs one plan; `await run()` returns how every arm ended.
+
+    The operator's actions are the async methods under "operator actions"; views read `phase`,
+    `arm`, `prompt`, `paused`, `aborting` and `telemetry`. An arm run sees the controller only
+    as its ArmHost, a cooldown only as its CooldownHost (`ask` and the methods at the end).
+    """
 
     def __init__(
         self,
@@ -79,7 +82,7 @@ class Controller:
         """Prompt unplug/replug around each arm; None: for sim arms with the unplug fault."""
         self.source = f"{device.kind}:{plan.log_path}"
         self.feed = LineFeed(pipeline, self.source)
-        self.phase = "idle"
+        self.phase: Phase = "idle"
         self.arm: str | None = None
         self.prompt: str | None = None
         """What the operator is asked to do now (battery protocol), else None."""
@@ -88,12 +91,11 @@ class Controller:
         self.gap = False
         self.telemetry: Telemetry | None = None
         self._run: ArmRun | None = None
-        self._gate: Gate | None = None
-        self._gate_start = 0.0
+        self._cooldown: Cooldown | None = None
         self._wake = asyncio.Event()
         self._telemetry_read = asyncio.Event()
-        self._idle_thermal: int | None = None
         self._trial_thermal: int | None = None
+        """The thermal state of the latest TRIAL line (a cooldown's reading of last resort)."""
         pipeline.subscribe(self._on_event)
 
     # -- the run ----------------------------------------------------------------------------
@@ -124,20 +126,23 @@ class Controller:
     async def _before(self, launch: Launch, *, first: bool) -> bool:
         """Hold while paused, cool down; False if the session is over."""
         while self.paused and not self.aborting:
-            self._phase("idle", None, "queue paused by the operator")
-            await self._nap(None)
+            self.set_phase("idle", None, "queue paused by the operator")
+            await self.nap(None)
         if not first and not self.aborting:
             await self._cool(launch.arm)
         return not self.aborting
 
     async def _launch(self, launch: Launch) -> ArmOutcome:
-        run = self._run = ArmRun(self, launch.arm, launch.round)
+        host: ArmHost = self
+        prompts = self._prompts_for(launch.arm)
+        arm_launch = ArmLaunch.of(self.plan, launch.arm, launch.round, battery_prompts=prompts)
+        run = self._run = ArmRun(host, self.clock, arm_launch)
         try:
             outcome = await run.run()
         finally:
             self._run = None
-        self._phase("done" if outcome.status == "done" else "aborted", launch.arm.model,
-                    outcome.describe())  # fmt: skip
+        self.set_phase("done" if outcome.status == "done" else "aborted", launch.arm.model,
+                       outcome.describe())  # fmt: skip
         return outcome
 
     async def _install(self) -> bool:
@@ -146,71 +151,51 @@ class Controller:
         if not isinstance(self.device, Installer):
             self.error(None, f"the {self.device.kind} backend cannot install apps (app.install)")
             return False
-        self._phase("installing", None, self.plan.app.install)
+        self.set_phase("installing", None, self.plan.app.install)
         try:
             await self.device.install(Path(self.plan.app.install))
         except DeviceError as e:
             self.error(None, f"install failed: {e}")
             return False
         settle = self.plan.guards.settle_after_install_s
-        self._phase("installing", None, f"installed; settling {settle:g} s before launching")
-        await self._nap(settle)
+        self.set_phase("installing", None, f"installed; settling {settle:g} s before launching")
+        await self.nap(settle)
         return not self.aborting
 
     def _finish(self, result: RunResult) -> None:
         if result.aborted:
-            self._phase("aborted", None, "session aborted by the operator")
+            self.set_phase("aborted", None, "session aborted by the operator")
             return
         done = sum(o.status == "done" for o in result.outcomes)
         parts = [f"{done} of {len(result.outcomes) + len(result.skipped)} launches completed"]
         parts += [o.describe() for o in result.failures]
         if result.skipped:
             parts.append("not run: " + ", ".join(result.skipped))
-        self._phase("done", None, "; ".join(parts))
+        self.set_phase("done", None, "; ".join(parts))
 
     # -- cooldown ---------------------------------------------------------------------------
 
     async def _cool(self, arm: ArmSpec) -> None:
-        spec = self.plan.cooldown
-        gate = self._gate = Gate(spec.min_s, spec.cap_s, spec.until)
-        self._gate_start = self.clock.now()
-        self._idle_thermal = None
-        rule = f"at least {spec.min_s:g} s, until {spec.until}, cap {spec.cap_s:g} s"
-        self._phase("cooling", arm.model, rule)
-        probe = await self._start_probe() if spec.until != "none" else None
+        """Cool down before launching `arm`."""
+        host: CooldownHost = self
+        probe = Probe(self.plan.app.bundle, probe_env(self.plan))
+        cooldown = self._cooldown = Cooldown(
+            self.plan.cooldown,
+            arm.model,
+            host,
+            self.clock,
+            probe=probe,
+            last_trial=self._trial_thermal,
+        )
         try:
-            while True:
-                elapsed = self.clock.now() - self._gate_start
-                reading = self.reading()
-                verdict = "aborted" if self.aborting else gate.verdict(elapsed, reading.thermal)
-                self._cooldown_event(arm, gate, elapsed, reading, verdict)
-                if verdict is not None:
-                    return
-                await self._nap(gate.next_check_in(elapsed, COOLDOWN_STEP_S))
+            await cooldown.run()
         finally:
-            self._gate = None
-            if probe is not None:
-                await self.terminate(probe)
+            self._cooldown = None
 
-    def reading(self) -> Reading:
-        """The thermal reading a cooldown goes by now (and where it comes from)."""
-        temperature = self.telemetry.temperature_c if self.telemetry else None
-        return choose_reading(self._idle_thermal, temperature, self._trial_thermal)
-
-    def _cooldown_event(
-        self, arm: ArmSpec, gate: Gate, elapsed: float, reading: Reading, verdict: str | None
-    ) -> None:
-        self.emit(CooldownEvent, arm=arm.model, elapsed_s=round(elapsed, 3), min_s=gate.min_s,
-                  cap_s=gate.cap_s, until=gate.until, thermal=reading.thermal,
-                  basis=reading.basis, done=verdict is not None, reason=verdict or "")  # fmt: skip
-
-    async def _start_probe(self) -> int | None:
-        """Launch the app in idle mode for thermal readings; None (time/host) if refused."""
-        try:
-            return await self.device.launch(self.plan.app.bundle, probe_env(self.plan))
-        except DeviceError as e:
-            self._phase("cooling", self.arm, f"no thermal probe ({e}): host or time")
-            return None
+    def _cooling(self) -> Cooldown | None:
+        """The cooldown still deciding, if any."""
+        cooldown = self._cooldown
+        return cooldown if cooldown is not None and not cooldown.over else None
 
     # -- operator actions -------------------------------------------------------------------
 
@@ -235,18 +220,20 @@ class Controller:
         self._wake.set()
 
     async def skip_cooldown(self) -> None:
-        if self._gate is None:
+        cooldown = self._cooling()
+        if cooldown is None:
             self.marker_now("skip cooldown: not cooling")
             return
-        self._gate.skipped = True
+        cooldown.skip()
         self.marker_now("skip cooldown")
         self._wake.set()
 
     async def extend_cooldown(self, seconds: float) -> None:
-        if self._gate is None:
+        cooldown = self._cooling()
+        if cooldown is None:
             self.marker_now("extend cooldown: not cooling")
             return
-        self._gate.extend(self.clock.now() - self._gate_start, seconds)
+        cooldown.extend(seconds)
         self.marker_now(f"extend cooldown by {seconds:g} s")
         self._wake.set()
 
@@ -264,11 +251,12 @@ class Controller:
         self.marker_now(note)
 
     def marker_now(self, note: str, source: str = OPERATOR) -> None:
-        self.emit(MarkerEvent, arm=self.arm, source=source, note=note)
+        t, wall = self.pipeline.stamp()
+        self.emit(MarkerEvent(t=t, wall=wall, arm=self.arm, source=source, note=note))
 
     # -- battery protocol -------------------------------------------------------------------
 
-    def prompts_for(self, arm: ArmSpec) -> bool:
+    def _prompts_for(self, arm: ArmSpec) -> bool:
         if self.battery_prompts is not None:
             return self.battery_prompts
         sim = self.plan.sim.arms.get(arm.name)
@@ -305,31 +293,32 @@ class Controller:
             self.gap = event.state == "begin"
         if not isinstance(event, RecordEvent | GapEvent) or event.source != self.source:
             return
-        if isinstance(event, IdleEvent) and event.thermal is not None:
-            self._idle_thermal = event.thermal
-        elif isinstance(event, TrialEvent) and event.thermal is not None:
+        if isinstance(event, TrialEvent) and event.thermal is not None:
             self._trial_thermal = event.thermal
+        if self._cooldown is not None and isinstance(event, IdleEvent | TrialEvent):
+            self._cooldown.observe(event)
         if self._run is not None:
             self._run.inbox.put_nowait(event)
 
-    # -- helpers the arm run uses -----------------------------------------------------------
+    # -- what an arm run (ArmHost) and a cooldown (CooldownHost) are lent ------------------
 
-    def emit(self, cls: type[Event], *, source: str = CONTROLLER, **fields: object) -> Event:
-        t, wall = self.pipeline.stamp()
-        event = cls(t=t, wall=wall, source=source, **fields)  # type: ignore[arg-type]
-        self.pipeline.emit(event)
-        return event
-
-    def _phase(self, phase: str, arm: str | None, reason: str = "") -> None:
+    def set_phase(self, phase: Phase, arm: str | None, reason: str = "") -> None:
         self.phase, self.arm = phase, arm
-        self.emit(PhaseEvent, arm=arm, phase=phase, reason=reason)
+        t, wall = self.pipeline.stamp()
+        self.emit(PhaseEvent(t=t, wall=wall, arm=arm, source=CONTROLLER, phase=phase,
+                             reason=reason))  # fmt: skip
 
-    def set_phase(self, phase: str, arm: str | None, reason: str = "") -> None:
-        self._phase(phase, arm, reason)
+    def emit(self, event: Event) -> None:
+        self.pipeline.emit(event)
 
     def error(self, arm: str | None, message: str) -> None:
         """A failure anemon detected itself (watchdog, guard, refusal): an error record."""
-        self.emit(ErrorEvent, arm=arm, message=message, line=f"anemon: ERROR: {message}")
+        t, wall = self.pipeline.stamp()
+        self.emit(ErrorEvent(t=t, wall=wall, arm=arm, source=CONTROLLER, message=message,
+                             line=f"anemon: ERROR: {message}"))  # fmt: skip
+
+    async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
+        return await self.device.launch(bundle, env)
 
     async def terminate(self, pid: int) -> None:
         try:
@@ -337,22 +326,16 @@ class Controller:
         except DeviceError as e:
             self.marker_now(f"could not stop pid {pid}: {e}", source=CONTROLLER)
 
-    async def _nap(self, seconds: float | None) -> None:
+    async def nap(self, seconds: float | None) -> None:
         """Wait `seconds` (None: until woken); an operator action wakes it early."""
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
             await wait_for(self.clock, self._wake.wait(), seconds)
 
-    async def nap(self, seconds: float) -> None:
-        await self._nap(seconds)
-
-    async def fresh_telemetry(self) -> Telemetry | None:
-        """Read telemetry now (the free-disk guard must not go by a stale reading)."""
-        try:
+    async def free_gb(self) -> float | None:
+        """Free disk now: the guard must not go by a stale reading, so telemetry is read
+        anew; without one, the last free disk the log or the host gave."""
+        with contextlib.suppress(DeviceError):
             self.telemetry = await self.device.telemetry()
-        except DeviceError:
-            return self.telemetry
-        return self.telemetry
-
-    def last_free_gb(self) -> float | None:
-        return self.pipeline.session.free_gb.last()
+        free = self.telemetry.free_gb if self.telemetry is not None else None
+        return free if free is not None else self.pipeline.session.free_gb.last()

@@ -6,16 +6,20 @@ and it is raised before anything touches a device.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from anemon.control.toml_lines import locate
 from anemon.errors import AnemonError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 THERMAL_UNTIL = ("nominal", "fair", "serious", "none")
 DEVICE_KINDS = ("sim", "devicectl", "pymobiledevice3")
@@ -143,8 +147,8 @@ class Plan:
         }
 
 
-def _fields(obj: object) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}  # type: ignore[attr-defined]
+def _fields(obj: DataclassInstance) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -175,6 +179,11 @@ def _syntax_message(message: str, path: Path | str) -> str:
 
 
 _Key = tuple[str | int, ...]
+_Spec = TypeVar("_Spec", bound="DataclassInstance")
+_Check = Callable[[Any], str | None]
+"""A value's problem ("must be > 0 ..."), or None."""
+_SCALARS: tuple[type, ...] = (str, float, int, bool)
+"""The types a spec's field read from the plan may have."""
 
 
 class _Reader:
@@ -193,7 +202,7 @@ class _Reader:
         self.only(data, (), SECTIONS)
         if "tag" not in data:
             raise self.error(("tag",), "required (a name for the run: letters, digits, . _ -)")
-        tag = self.value(data, ("tag",), str)
+        tag = self.value(data["tag"], ("tag",), str)
         if not _TAG.fullmatch(tag):
             raise self.error(("tag",), f"{tag!r}: only letters, digits, '.', '_', '-'")
         device = self.section(data, "device", DeviceSpec, {"poll_s": _positive})
@@ -253,7 +262,7 @@ class _Reader:
         self.only(table, key, ("name", "env"))
         if "name" not in table:
             raise self.error(key, "every arm needs a name")
-        name = self.value(table, (*key, "name"), str)
+        name = self.value(table["name"], (*key, "name"), str)
         if not _NAME.fullmatch(name):
             raise self.error((*key, "name"), f"{name!r}: no spaces, quotes or '='")
         env = table.get("env", {})
@@ -308,9 +317,9 @@ class _Reader:
         self,
         data: dict[str, Any],
         name: str,
-        cls: type,
-        checks: Mapping[str, Any],
-    ) -> Any:
+        cls: type[_Spec],
+        checks: Mapping[str, _Check],
+    ) -> _Spec:
         table = data.get(name, {})
         if not isinstance(table, dict):
             raise self.error((name,), f"must be a table [{name}], not {_type(table)}")
@@ -320,27 +329,28 @@ class _Reader:
         self,
         table: dict[str, Any],
         key: _Key,
-        cls: type,
-        checks: Mapping[str, Any],
+        cls: type[_Spec],
+        checks: Mapping[str, _Check],
         *,
         defaults: Mapping[str, Any] | None = None,
-    ) -> Any:
-        known = cls.__dataclass_fields__
-        self.only(table, key, tuple(known))
+    ) -> _Spec:
+        """A spec from its table: every key one of its fields, of that field's type."""
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        self.only(table, key, names)
+        types = get_type_hints(cls)
         values: dict[str, Any] = dict(defaults or {})
-        for name, spec in known.items():
+        for name in names:
             if name not in table:
                 continue
-            kind = {"str": str, "float": float, "int": int, "bool": bool}[spec.type]
-            value = self.value(table, (*key, name), kind)
+            value = self.value(table[name], (*key, name), _scalar(types[name]))
             check = checks.get(name)
             if check is not None and (problem := check(value)):
                 raise self.error((*key, name), problem)
             values[name] = value
         return cls(**values)
 
-    def value(self, table: dict[str, Any], key: _Key, kind: type) -> Any:
-        value = table[key[-1]]
+    def value(self, value: Any, key: _Key, kind: type) -> Any:
+        """`value` (written at `key`) if it is a `kind`; an integer is a float too."""
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
@@ -356,6 +366,13 @@ class _Reader:
     def choice(self, value: str, key: _Key, allowed: tuple[str, ...]) -> None:
         if value not in allowed:
             raise self.error(key, f"{value!r} is not one of {', '.join(allowed)}")
+
+
+def _scalar(kind: object) -> type:
+    """A field's type, which must be one a TOML value is read as."""
+    if isinstance(kind, type) and kind in _SCALARS:
+        return kind
+    raise TypeError(f"a plan field of type {kind!r} is not read from TOML")
 
 
 def _positive(value: float) -> str | None:

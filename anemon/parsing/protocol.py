@@ -6,10 +6,11 @@ containing `ERROR:` is an error record, anything else is a text record.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 from anemon.events import (
     EndEvent,
@@ -27,60 +28,40 @@ from anemon.parsing import values as v
 Converter = Callable[[str], Any]
 Timeline = Callable[[float, float | None, type, float | None], float]
 """(t given, timestamp of the line or None, event class, the record's `t=`) -> session t."""
+Keys = dict[str, tuple[str, Converter]]
+"""A record's known keys: the event field each fills and how its text is read."""
+Schema = tuple[type[RecordEvent], Keys]
 
-_COMMON: dict[str, tuple[str, Converter]] = {"tag": ("tag", str), "t": ("app_t", v.to_float)}
-_SCHEMAS: dict[str, tuple[type[RecordEvent], dict[str, tuple[str, Converter]]]] = {
-    "START": (
-        StartEvent,
-        {
-            "model": ("model", str),
-            "compute": ("compute", str.lower),
-            "bits": ("bits", str),
-            "bundle": ("bundle", str),
-            "os": ("os", str),
-            "free_gb": ("free_gb", v.to_float),
-            "mode": ("mode", str.lower),
-            "p": ("p", v.to_int),
-            "g": ("g", v.to_int),
-            "n": ("n", v.to_int),
-        },
-    ),
-    "LOAD": (
-        LoadEvent,
-        {
-            "load_s": ("load_s", v.to_float),
-            "cold": ("cold", v.to_bool),
-            "footprint_gb": ("footprint_gb", v.to_float),
-        },
-    ),
-    "TRIAL": (
-        TrialEvent,
-        {
-            "trial": ("trial", v.to_int),
-            "warmup": ("warmup", v.to_bool),
-            "prompt_tokens": ("prompt_tokens", v.to_int),
-            "prompt_tps": ("prompt_tps", v.to_float),
-            "decode_tps": ("decode_tps", v.to_float),
-            "gen": ("gen", v.to_int),
-            "battery": ("battery", v.to_battery),
-            "battery_state": ("battery_state", v.to_battery_state),
-            "thermal": ("thermal", v.to_thermal),
-            "free_gb": ("free_gb", v.to_float),
-        },
-    ),
-    "IDLE": (
-        IdleEvent,
-        {
-            "thermal": ("thermal", v.to_thermal),
-            "battery": ("battery", v.to_battery),
-            "battery_state": ("battery_state", v.to_battery_state),
-            "free_gb": ("free_gb", v.to_float),
-        },
-    ),
-    "END": (EndEvent, {"reason": ("reason", str), "trials": ("trials", v.to_int)}),
+_COMMON: Keys = {"tag": ("tag", str), "t": ("app_t", v.to_float)}
+_BY_NAME: dict[str, Converter] = {
+    "compute": str.lower,
+    "mode": str.lower,
+    "battery": v.to_battery,
+    "battery_state": v.to_battery_state,
+    "thermal": v.to_thermal,
 }
-for _cls, _schema in _SCHEMAS.values():
-    _schema.update(_COMMON)
+"""Keys whose text is read by their own rule; the others by their field's type."""
+_BY_TYPE: dict[type, Converter] = {float: v.to_float, int: v.to_int, bool: v.to_bool, str: str}
+_RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(RecordEvent))
+
+
+def _keys(cls: type[RecordEvent]) -> Keys:
+    """A record's keys are its event's own fields: the protocol and the event share names."""
+    hints = get_type_hints(cls)
+    own = (f.name for f in dataclasses.fields(cls) if f.name not in _RECORD_FIELDS)
+    return {name: (name, _BY_NAME.get(name) or _by_type(hints[name])) for name in own} | _COMMON
+
+
+def _by_type(hint: Any) -> Converter:
+    """The converter of `float | None`, `int`, ...: by the type that is not None."""
+    kinds = [arg for arg in get_args(hint) if arg is not type(None)] or [hint]
+    return _BY_TYPE[kinds[0]]
+
+
+_SCHEMAS: dict[str, Schema] = {
+    cls.kind.upper(): (cls, _keys(cls))
+    for cls in (StartEvent, LoadEvent, TrialEvent, IdleEvent, EndEvent)
+}
 
 _TIMESTAMP = re.compile(
     r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?:\s+|$)", re.ASCII
@@ -153,7 +134,9 @@ class LineParser:
             return self._make(TextEvent, line, None, {}, None, 0, t=t, wall=wall)
         return self._record(line, schema, split_pairs(rest), t=t, wall=wall)
 
-    def _record(self, line, schema, pairs: dict[str, str], *, t: float, wall: float) -> Event:
+    def _record(
+        self, line: str, schema: Schema, pairs: dict[str, str], *, t: float, wall: float
+    ) -> Event:
         cls, known = schema
         fields: dict[str, Any] = {}
         extra: dict[str, str] = {}
@@ -179,7 +162,18 @@ class LineParser:
         fields = {"message": message.strip(), "tag": tag}
         return self._make(ErrorEvent, line, arm, fields, pairs, 0, t=t, wall=wall)
 
-    def _make(self, cls, line, arm, fields, extra, warnings, *, t: float, wall: float) -> Event:
+    def _make(
+        self,
+        cls: type[RecordEvent],
+        line: str,
+        arm: str | None,
+        fields: dict[str, Any],
+        extra: dict[str, str] | None,
+        warnings: int,
+        *,
+        t: float,
+        wall: float,
+    ) -> Event:
         if arm is None:
             arm = self.current_arm
         else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from anemon.events import EVENT_TYPES, THERMAL_NAMES, Event, UnknownEvent, thermal_name
@@ -13,9 +12,15 @@ _THERMAL_FIELDS = frozenset({"thermal"})
 _OMIT = frozenset({"source"})
 
 
-@cache
+_FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
+
+
 def _field_names(cls: type[Event]) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    """The fields of an event class, in order (looked up once per class)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def to_record(event: Event) -> dict[str, Any]:

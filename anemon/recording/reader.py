@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from anemon.errors import SourceError
 from anemon.events import Event, StartEvent
@@ -55,10 +56,10 @@ class SourceReader:
                 yield from self._logged(stream)
         self.warnings += self._parser.warnings
 
-    def _open(self) -> IO[bytes]:
+    def _open(self) -> gzip.GzipFile | io.BufferedReader:
         return gzip.open(self.path, "rb") if self.compressed else self.path.open("rb")
 
-    def _lines(self, stream: IO[bytes]) -> Iterator[tuple[str, bool]]:
+    def _lines(self, stream: Iterable[bytes]) -> Iterator[tuple[str, bool]]:
         """Decoded lines and whether each had its newline (a torn last line has not)."""
         for raw in stream:
             complete = raw.endswith(b"\n")
@@ -67,7 +68,7 @@ class SourceReader:
                 raw = raw[:MAX_LINE] + f" …[truncated {len(raw) - MAX_LINE} bytes]".encode()
             yield raw.decode("utf-8", errors="replace").rstrip("\r\n"), complete
 
-    def _recorded(self, stream: IO[bytes]) -> Iterator[Event]:
+    def _recorded(self, stream: Iterable[bytes]) -> Iterator[Event]:
         source = self.path.name
         for text, complete in self._lines(stream):
             if not text.strip():
@@ -85,7 +86,7 @@ class SourceReader:
             else:
                 self.warnings += 1
 
-    def _logged(self, stream: IO[bytes]) -> Iterator[Event]:
+    def _logged(self, stream: Iterable[bytes]) -> Iterator[Event]:
         timeline = LogTimeline()
         parser = self._parser
         parser.timeline = timeline.place

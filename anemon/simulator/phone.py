@@ -7,6 +7,7 @@ over each step), so the result does not depend on how the driver slices time.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import random
 from collections.abc import Callable, Mapping
@@ -195,7 +196,7 @@ class SimulatedIPhone:
         best: tuple[float, Callable[[], None] | None] = (float("inf"), None)
         for app in self._apps.values():
             if app.next_at is not None and app.next_at < best[0]:
-                best = (app.next_at, lambda app=app: self._fire(app))
+                best = (app.next_at, functools.partial(self._fire, app))
         if self._timers and self._timers[0][0] < best[0]:
             best = (self._timers[0][0], self._fire_timer)
         return best

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from anemon.events import (
     CooldownEvent,
@@ -216,7 +217,7 @@ class Session:
         return self.arm(event.arm or "(no arm)")
 
 
-_HANDLERS = {
+_HANDLERS: dict[type[Event], Callable[[Session, Any], None]] = {
     StartEvent: Session._on_start,
     LoadEvent: Session._on_load,
     TrialEvent: Session._on_trial,

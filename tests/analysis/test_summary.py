@@ -97,6 +97,14 @@ def test_csv_has_one_row_per_arm(tmp_path):
     text = trial("a", 1, 70) + trial("b", 1, 30)
     csv = render.to_csv(summaries_of(text, tmp_path)).splitlines()
     assert len(csv) == 3 and csv[0].startswith("arm,trials,tokens,decode_mean")
+    assert [row.split(",")[0] for row in csv[1:]] == ["a", "b"]
+
+
+def test_csv_flattens_the_rounds_into_a_count_and_their_means(tmp_path):
+    text = "START arm=A\n" + trial("A", 1, 19.0) + "START arm=A\n" + trial("A", 1, 24.0)
+    header, row = render.to_csv(summaries_of(text, tmp_path)).splitlines()
+    assert header.endswith(",errors,rounds,round_decode_means,round_prefill_means")
+    assert row.endswith(',0,2,19.00 / 24.00,"1,000.0 / 1,000.0"')
 
 
 def test_rich_table_shows_arm_names_and_titles_literally(tmp_path):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from anemon.analysis.summary import summarize
 from anemon.control.outcome import ABORTED, FAILED, OK
 from anemon.devices.sim import SimDevice, sim_config
@@ -165,19 +167,37 @@ def within(value, expected, tolerance=0.10):
     return abs(value - expected) <= tolerance * abs(expected)
 
 
-def test_v1_reproduces_the_notebooks_sustained_table():
-    ran = run_plan(plan(NOTEBOOK, c=V1))
-    ane, gpu = by_arm(ran)[ANE], by_arm(ran)[GPU]
-    assert within(ane.trials, 133) and within(ane.decode_mean, 58.9)
-    assert within(ane.decode_first3, 75.8) and within(ane.decode_last3, 52.5)
-    assert within(ane.prefill_mean, 2655)
-    assert within(ane.serious_at_s, 72, 0.15)  # "serious from ~72 s"
-    assert gpu.thermal_start == SERIOUS
-    assert within(gpu.trials, 78) and within(gpu.decode_mean, 34.6)
-    assert within(gpu.decode_first3, 62.8) and within(gpu.decode_last3, 33.8)
-    done = [e for e in ran.of(CooldownEvent) if e.done]
-    assert [(e.reason, e.basis) for e in done] == [("min", "host")]
-    assert done[0].elapsed_s == 180
+@pytest.fixture(scope="module")
+def v1():
+    return run_plan(plan(NOTEBOOK, c=V1))
+
+
+@pytest.mark.parametrize(
+    ("arm", "figure", "expected", "tolerance"),
+    [
+        (ANE, "trials", 133, 0.10),
+        (ANE, "decode_mean", 58.9, 0.10),
+        (ANE, "decode_first3", 75.8, 0.10),
+        (ANE, "decode_last3", 52.5, 0.10),
+        (ANE, "prefill_mean", 2655, 0.10),
+        (ANE, "serious_at_s", 72, 0.15),  # "serious from ~72 s"
+        (GPU, "trials", 78, 0.10),
+        (GPU, "decode_mean", 34.6, 0.10),
+        (GPU, "decode_first3", 62.8, 0.10),
+        (GPU, "decode_last3", 33.8, 0.10),
+    ],
+)
+def test_v1_reproduces_the_notebooks_sustained_table(v1, arm, figure, expected, tolerance):
+    assert within(getattr(by_arm(v1)[arm], figure), expected, tolerance)
+
+
+def test_v1_starts_the_second_arm_still_serious(v1):
+    assert by_arm(v1)[GPU].thermal_start == SERIOUS
+
+
+def test_v1_cools_down_by_time_alone(v1):
+    done = [e for e in v1.of(CooldownEvent) if e.done]
+    assert [(e.reason, e.basis, e.elapsed_s) for e in done] == [("min", "host", 180)]
 
 
 def test_v2_starts_the_second_arm_at_fair_or_below():
@@ -231,24 +251,44 @@ def test_abort_session_stops_the_app_reads_what_is_pending_and_closes(tmp_path):
     assert '"kind":"phase"' in lines[-1] and '"aborted"' in lines[-1]
 
 
-def test_skip_and_extend_cooldown():
-    text = TWO_ARMS + '[cooldown]\nmin_s = 100\nuntil = "none"\ncap_s = 100\n'
+COOL_100 = (
+    TWO_ARMS + '[protocol]\nseconds = 60\n[cooldown]\nmin_s = 100\nuntil = "none"\ncap_s = 100\n'
+)
 
+
+def test_skip_cooldown_ends_it_at_once():
     async def skip(feed):
         await feed.clock.sleep(60 + 20)  # in the cooldown
         await feed.controller.skip_cooldown()
 
-    ran = run_plan(plan(text, p="[protocol]\nseconds = 60\n"), operator=skip)
+    ran = run_plan(plan(COOL_100), operator=skip)
     done = next(e for e in ran.of(CooldownEvent) if e.done)
     assert done.reason == "skipped" and done.elapsed_s < 100
+    assert done.t == next(m.t for m in ran.of(MarkerEvent) if m.note == "skip cooldown")
 
+
+def test_extend_cooldown_waits_longer_past_the_cap():
     async def extend(feed):
         await feed.clock.sleep(60 + 20)
         await feed.controller.extend_cooldown(200)
 
-    ran = run_plan(plan(text, p="[protocol]\nseconds = 60\n"), operator=extend)
+    ran = run_plan(plan(COOL_100), operator=extend)
     done = next(e for e in ran.of(CooldownEvent) if e.done)
     assert done.reason == "min" and done.elapsed_s > 200 and done.cap_s >= done.min_s
+    assert "extend cooldown by 200 s" in [m.note for m in ran.of(MarkerEvent)]
+
+
+def test_skip_and_extend_outside_a_cooldown_only_say_so():
+    async def early(feed):
+        await feed.clock.sleep(20)  # the first arm is running
+        await feed.controller.skip_cooldown()
+        await feed.controller.extend_cooldown(60)
+
+    ran = run_plan(plan(COOL_100), operator=early)
+    notes = [m.note for m in ran.of(MarkerEvent)]
+    assert notes == ["skip cooldown: not cooling", "extend cooldown: not cooling"]
+    done = next(e for e in ran.of(CooldownEvent) if e.done)
+    assert (done.reason, done.elapsed_s) == ("min", 100)
 
 
 def test_pause_holds_the_queue_until_resumed_and_markers_are_recorded():

@@ -99,6 +99,12 @@ def test_defaults_fill_a_minimal_plan():
         ("free_gb = 38.0", "free_gb = 38.0\nseed = 3", 46, "sim.seed", "unknown key"),
         ('kind = "sustain"', 'kind = "sustain"\nsecond = 60', 15, "protocol.second", "unknown"),
         ('tag = "sustain-1b"', 'tag = "my run"', 1, "tag", "only letters"),
+        ("plugged = true", "plugged = 1", 44, "sim.plugged", "must be true or false"),
+        ("launch_retries = 5", "launch_retries = 1.5", 28, "guards.launch_retries",
+         "must be an integer"),
+        ('id = ""', "id = 0", 5, "device.id", "must be a string, not an integer"),
+        ("fault_count = 1", "fault_count = -1", 51, "sim.arms.minicpm5_1b_ane_pal8.fault_count",
+         "must be >= 0"),
         ('profile = "minicpm5_1b_ane_pal8"', 'profile = "gpt5"', 48,
          "sim.arms.minicpm5_1b_ane_pal8.profile", "no built-in profile"),
     ],
@@ -112,27 +118,41 @@ def test_each_problem_names_file_line_and_key(old, new, line, key, problem):
     assert problem in message and "\n" not in message
 
 
-def test_a_stall_fault_is_accepted_and_the_fault_kinds_match_the_simulators():
+def test_a_stall_fault_is_accepted():
     plan = parse_plan(EXAMPLE.replace('fault = "none"', 'fault = "stall"', 1), "p.toml")
     assert plan.sim.arms["minicpm5_1b_ane_pal8"].fault == "stall"
+
+
+def test_the_fault_kinds_match_the_simulators():
     assert FAULTS == SIM_FAULTS
 
 
-def test_missing_pieces_and_bad_toml():
-    with pytest.raises(PlanError, match=r"^p\.toml: tag: required"):
-        parse_plan('[[arms]]\nname = "a"\n', "p.toml")
-    with pytest.raises(PlanError, match=r"^p\.toml: arms: required"):
-        parse_plan('tag = "x"\n', "p.toml")
-    with pytest.raises(PlanError, match=r"^p\.toml:3: not valid TOML"):
-        parse_plan('tag = "x"\n[[arms]]\nname = \n', "p.toml")
-    with pytest.raises(PlanError, match=r"^p\.toml:5: arms\[1\]\.name: 'a' appears twice"):
-        parse_plan('tag = "x"\n[[arms]]\nname = "a"\n[[arms]]\nname = "a"\n', "p.toml")
-    with pytest.raises(PlanError, match=r"sim\.arms\.b: no \[\[arms\]\] is named 'b'"):
-        parse_plan('tag = "x"\n[[arms]]\nname = "a"\n[sim.arms.b]\nfault = "hang"\n', "p.toml")
-    with pytest.raises(PlanError, match=r"^p\.toml:3: arms\[0\]\.name: 'mystery' needs"):
-        parse_plan('tag = "x"\n[[arms]]\nname = "mystery"\n', "p.toml")
-    # a real device needs no simulator profile
-    parse_plan('tag = "x"\n[device]\nkind = "devicectl"\n[[arms]]\nname = "mystery"\n')
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[arms]]\nname = "a"\n', r"^p\.toml: tag: required"),
+        ('tag = "x"\n', r"^p\.toml: arms: required"),
+        ('tag = "x"\n[[arms]]\nname = \n', r"^p\.toml:3: not valid TOML"),
+        ('tag = "x"\n[[arms]]\nname = "a"\n[[arms]]\nname = "a"\n',
+         r"^p\.toml:5: arms\[1\]\.name: 'a' appears twice"),
+        ('tag = "x"\n[[arms]]\nname = "a"\n[sim.arms.b]\nfault = "hang"\n',
+         r"^p\.toml:4: sim\.arms\.b: no \[\[arms\]\] is named 'b'"),
+        ('tag = "x"\n[[arms]]\nname = "mystery"\n',
+         r"^p\.toml:3: arms\[0\]\.name: 'mystery' needs"),
+        ('tag = "x"\narms = 3\n', r"^p\.toml:2: arms: must be one or more \[\[arms\]\] tables"),
+        ('tag = "x"\n[[arms]]\nenv = {}\n', r"^p\.toml:2: arms\[0\]: every arm needs a name"),
+        ('tag = "x"\ndevice = 1\n[[arms]]\nname = "a"\n',
+         r"^p\.toml:2: device: must be a table \[device\], not an integer"),
+    ],
+)  # fmt: skip
+def test_missing_pieces_and_bad_toml(text, message):
+    with pytest.raises(PlanError, match=message):
+        parse_plan(text, "p.toml")
+
+
+def test_a_real_device_needs_no_simulator_profile():
+    plan = parse_plan('tag = "x"\n[device]\nkind = "devicectl"\n[[arms]]\nname = "mystery"\n')
+    assert plan.arms[0].name == "mystery" and plan.sim.arms["mystery"].profile == "mystery"
 
 
 def test_the_bundled_demo_plan_is_valid():
@@ -148,4 +168,10 @@ def test_run_with_a_bad_plan_exits_2_with_one_line_and_touches_nothing(tmp_path,
     err = capsys.readouterr().err.strip()
     assert re.fullmatch(rf"anemon: {re.escape(str(bad))}:23: cooldown\.until: .*", err)
     assert not record.exists()
-    assert main(["run", str(tmp_path / "missing.toml"), "--headless"]) == 2
+
+
+def test_run_with_a_missing_plan_exits_2_with_one_line(tmp_path, capsys):
+    missing = tmp_path / "missing.toml"
+    assert main(["run", str(missing), "--headless"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.fullmatch(rf"anemon: {re.escape(str(missing))}: cannot read the plan: .*", err)

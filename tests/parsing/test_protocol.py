@@ -22,16 +22,18 @@ def parse(line: str, parser: LineParser | None = None):
     return (parser or LineParser("test")).parse(line, t=1.0, wall=100.0)
 
 
-def test_each_kind_becomes_its_record():
-    kinds = {
-        "START arm=a model=M compute=ANE bits=8 os=24A437 free_gb=38.2 mode=sustain": StartEvent,
-        "LOAD arm=a load_s=0.31 cold=1 footprint_gb=1.6": LoadEvent,
-        "TRIAL arm=a trial=1 warmup=0 t=9.6 decode_tps=75.8": TrialEvent,
-        "IDLE thermal=fair battery=95 battery_state=charging free_gb=30": IdleEvent,
-        "END arm=a reason=done trials=133": EndEvent,
-    }
-    for line, cls in kinds.items():
-        assert type(parse(line)) is cls, line
+@pytest.mark.parametrize(
+    ("line", "cls"),
+    [
+        ("START arm=a model=M compute=ANE bits=8 os=24A437 free_gb=38.2 mode=sustain", StartEvent),
+        ("LOAD arm=a load_s=0.31 cold=1 footprint_gb=1.6", LoadEvent),
+        ("TRIAL arm=a trial=1 warmup=0 t=9.6 decode_tps=75.8", TrialEvent),
+        ("IDLE thermal=fair battery=95 battery_state=charging free_gb=30", IdleEvent),
+        ("END arm=a reason=done trials=133", EndEvent),
+    ],
+)
+def test_each_kind_becomes_its_record(line, cls):
+    assert type(parse(line)) is cls
 
 
 def test_start_fields_are_typed():
@@ -53,9 +55,11 @@ def test_trial_fields_are_typed():
     assert (e.battery, e.battery_state, e.thermal, e.free_gb) == (95.0, "charging", 1, 38.1)
 
 
-def test_kind_is_case_insensitive():
-    assert isinstance(parse("trial arm=a decode_tps=1"), TrialEvent)
-    assert isinstance(parse("Start arm=a"), StartEvent)
+@pytest.mark.parametrize(
+    ("line", "cls"), [("trial arm=a decode_tps=1", TrialEvent), ("Start arm=a", StartEvent)]
+)
+def test_kind_is_case_insensitive(line, cls):
+    assert type(parse(line)) is cls
 
 
 @pytest.mark.parametrize(
@@ -123,10 +127,13 @@ def test_battery_states(state):
     assert parse(f"IDLE battery_state={state}").battery_state == state
 
 
-def test_error_anywhere_in_a_line():
+def test_an_error_after_a_prefix_keeps_its_arm():
     e = parse("2026-09-15T10:12:40Z [bench] arm=b ERROR: Metal GPU Timeout ")
     assert isinstance(e, ErrorEvent)
     assert (e.arm, e.message) == ("b", "Metal GPU Timeout")
+
+
+def test_an_error_anywhere_in_a_line_is_the_rest_of_it():
     e = parse('something failed: ERROR: invalidState("x") ERROR: again')
     assert isinstance(e, ErrorEvent)
     assert e.message == 'invalidState("x") ERROR: again'
@@ -136,23 +143,36 @@ def test_error_wins_over_a_record_kind():
     assert isinstance(parse("TRIAL arm=a ERROR: boom"), ErrorEvent)
 
 
-def test_current_arm_rule():
+@pytest.mark.parametrize(
+    "line", ["ERROR: load failed", "LOAD load_s=1", "TRIAL decode_tps=1", "free text"]
+)
+def test_a_line_without_arm_belongs_to_the_launch_in_progress(line):
     parser = LineParser("x")
     parse("START arm=first", parser)
-    assert parse("ERROR: load failed", parser).arm == "first"
-    assert parse("LOAD load_s=1", parser).arm == "first"
     parse("START arm=second", parser)
-    assert parse("TRIAL decode_tps=1", parser).arm == "second"
-    assert parse("free text", parser).arm == "second"
+    assert parse(line, parser).arm == "second"
+
+
+def test_a_line_with_its_own_arm_keeps_it():
+    parser = LineParser("x")
+    parse("START arm=first", parser)
+    assert parse("TRIAL arm=other decode_tps=1", parser).arm == "other"
+
+
+def test_a_reset_forgets_the_launch_in_progress():
+    parser = LineParser("x")
+    parse("START arm=first", parser)
     parser.reset()
     assert parse("ERROR: x", parser).arm is None
 
 
-def test_other_lines_are_text_records():
-    for line in ["free_gb=38.2", "hello world", "", "   ", "[bench]", "TRIALS arm=a"]:
-        e = parse(line)
-        assert isinstance(e, TextEvent)
-        assert e.line == line
+@pytest.mark.parametrize(
+    "line", ["free_gb=38.2", "hello world", "", "   ", "[bench]", "TRIALS arm=a"]
+)
+def test_other_lines_are_text_records(line):
+    e = parse(line)
+    assert isinstance(e, TextEvent)
+    assert e.line == line
 
 
 def test_crlf_accepted():

@@ -20,11 +20,14 @@ def test_lines_split_across_chunks_are_joined() -> None:
     assert assembler.pending == 0
 
 
-def test_every_split_point_gives_the_same_lines() -> None:
-    data = "a=1\r\nb=é\n\nc=ü€\r\n".encode()
-    for cut in range(len(data) + 1):
-        assembler = LineAssembler()
-        assert feed_all(assembler, [data[:cut], data[cut:]]) == ["a=1", "b=é", "", "c=ü€"]
+MIXED = "a=1\r\nb=é\n\nc=ü€\r\n".encode()
+
+
+@pytest.mark.parametrize("cut", range(len(MIXED) + 1))
+def test_every_split_point_gives_the_same_lines(cut: int) -> None:
+    assembler = LineAssembler()
+    assert feed_all(assembler, [MIXED[:cut], MIXED[cut:]]) == ["a=1", "b=é", "", "c=ü€"]
+    assert assembler.pending == 0
 
 
 def test_crlf_is_stripped_but_a_lone_cr_is_kept() -> None:

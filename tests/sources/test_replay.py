@@ -49,18 +49,35 @@ def test_pause_stops_time():
     assert replayer.position == 1.0 and trials(replayer) == 2
 
 
-def test_seek_back_rebuilds_and_forward_adds():
-    clock = FakeClock()
-    seen = []
-    replayer = Replayer(events(), monotonic=clock, listener=seen.append)
+def test_seek_forward_adds():
+    replayer = Replayer(events(), monotonic=FakeClock())
     replayer.seek(7.0)
-    assert trials(replayer) == 8
+    assert trials(replayer) == 8 and replayer.position == 7.0
+
+
+def test_seek_back_rebuilds_the_session():
+    replayer = Replayer(events(), monotonic=FakeClock())
+    replayer.seek(7.0)
     old = replayer.session
     replayer.seek_by(-5.0)
     assert replayer.session is not old and trials(replayer) == 3
+
+
+def test_seek_past_the_end_stops_at_the_end():
+    replayer = Replayer(events(), monotonic=FakeClock())
     replayer.seek(1e9)
     assert replayer.finished and replayer.position == 9.0
-    assert seen == []  # a seek jumps: the listener sees only played events
+
+
+def test_the_listener_sees_played_events_but_not_a_seeks():
+    clock = FakeClock()
+    seen = []
+    replayer = Replayer(events(), monotonic=clock, listener=seen.append)
+    replayer.seek(3.0)
+    assert seen == []  # a seek jumps
+    clock.now = 2.0
+    replayer.tick()
+    assert [e.trial for e in seen] == [4, 5]
 
 
 def test_max_speed_in_bounded_batches(monkeypatch):
