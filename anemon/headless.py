@@ -1,6 +1,7 @@
 """Headless progress: one plain line per event worth a line, then the summary table (rich).
 
 For SSH, scripts and CI. Log text is data: everything goes out as rich `Text`, never markup.
+`run_headless` runs a feed this way, through the one lifecycle (anemon/feeds/lifecycle.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from anemon.events import (
     TrialEvent,
     thermal_name,
 )
+from anemon.feeds import Feed
+from anemon.feeds.lifecycle import Ending, run_feed_sync
 from anemon.store import Session
 
 PIPE_WIDTH = 160
@@ -104,3 +107,11 @@ class HeadlessView:
         self.console.print(rich_table(summarize(session), title=title))
         if session.warnings:
             self.console.print(Text(f"{session.warnings} value(s) did not parse", style="yellow"))
+
+
+def run_headless(feed: Feed, view: HeadlessView | None = None) -> Ending:
+    """Run `feed` to its end (or SIGINT/SIGTERM), printing its events as they come; the
+    summary is the caller's (`view.finish`), as not every ending wants one."""
+    view = view or HeadlessView()
+    feed.subscribe(view.handle)
+    return run_feed_sync(feed)

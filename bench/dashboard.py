@@ -24,8 +24,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from anemon.events import Event, StartEvent, TrialEvent
-from anemon.feeds import ReplayFeed
-from anemon.sources.replay import Replayer
+from anemon.feeds.live import LiveFeed
+from anemon.feeds.replay import ReplayFeed
+from anemon.pipeline import Pipeline
 from anemon.store import Session
 from anemon.ui.app import Dashboard
 from anemon.ui.app import is_shown as shown
@@ -63,35 +64,25 @@ def events(per_arm: int) -> list[Event]:
     return out
 
 
-class LiveFeed:
-    """A live session for the idle benchmark: a trial every `period` seconds."""
+def live_feed(session: Session) -> LiveFeed:
+    """A live session for the benchmarks: the product's LiveFeed, events emitted by `trickle`."""
+    return LiveFeed("bench (live)", Pipeline(session=session))
 
-    replay = None
-    title = "bench (live)"
 
-    def __init__(self, session: Session, period: float) -> None:
-        self.session = session
-        self.period = period
-        self.next_i = len(session.arms[ARMS[1]])
-
-    def marker(self, note: str) -> None:
-        pass
-
-    async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self.period)
-            t = self.session.last_t + self.period
-            self.session.add(trial(t, ARMS[1], self.next_i))
-            self.next_i += 1
-
-    def close(self) -> None:
-        pass
+async def trickle(feed: LiveFeed, period: float) -> None:
+    """A trial of the second arm every `period` seconds, as a live session at that pace."""
+    session = feed.session
+    i = len(session.arms[ARMS[1]])
+    while True:
+        await asyncio.sleep(period)
+        feed.pipeline.emit(trial(session.last_t + period, ARMS[1], i))
+        i += 1
 
 
 async def full_refresh(per_arm: int, layout: Path) -> None:
     session = Session.from_events(events(per_arm))
-    feed = LiveFeed(session, period=4.5)
-    app = Dashboard(feed, layout, redraw_s=3600)  # timers out of the way: we drive redraws
+    # the redraw timer out of the way: the benchmark drives the redraws
+    app = Dashboard(live_feed(session), layout, redraw_s=3600)
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
         charts = [c for c in app.charts if shown(c)]
@@ -124,11 +115,10 @@ async def full_refresh(per_arm: int, layout: Path) -> None:
 
 
 async def idle_live(seconds: float) -> None:
-    session = Session.from_events(events(500))
-    feed = LiveFeed(session, period=4.5)
+    feed = live_feed(Session.from_events(events(500)))
     app = Dashboard(feed, resolve("default"))
     async with app.run_test(size=(120, 40)) as pilot:
-        runner = asyncio.create_task(feed.run())
+        runner = asyncio.create_task(trickle(feed, period=4.5))
         await pilot.pause(1.0)
         cpu, wall = time.process_time(), time.perf_counter()
         await asyncio.sleep(seconds)
@@ -155,9 +145,10 @@ def timed(app: Dashboard, name: str, into: list[float]) -> None:
 async def replay_max(count: int) -> None:
     made = time.perf_counter()
     recorded = events(count // 2)
-    replayer = Replayer(recorded, speed=math.inf)
+    feed = ReplayFeed(recorded, "bench (replay)", speed=math.inf)
+    replayer = feed.replay
     print(f"built {len(recorded):,} events in {time.perf_counter() - made:.1f} s")
-    app = Dashboard(ReplayFeed(replayer, "bench (replay)"), resolve("default"))
+    app = Dashboard(feed, resolve("default"))
     ticks: list[float] = []
     redraws: list[float] = []
     timed(app, "tick", ticks)

@@ -7,12 +7,14 @@ import sys
 
 CORE = (
     "anemon.cli.summary", "anemon.cli.export", "anemon.cli.watch", "anemon.cli.run",
-    "anemon.cli.replay", "anemon.cli.devices", "anemon.feeds", "anemon.headless",
-    "anemon.pipeline", "anemon.parsing", "anemon.store", "anemon.recording.reader",
-    "anemon.recording.writer", "anemon.analysis.summary", "anemon.analysis.export",
-    "anemon.sources.mirror", "anemon.sources.replay", "anemon.control.controller",
-    "anemon.control.runner", "anemon.devices.sim", "anemon.devices.devicectl",
-    "anemon.devices.pmd3", "anemon.devices.virtual", "anemon.simulator",
+    "anemon.cli.replay", "anemon.cli.devices", "anemon.feeds", "anemon.feeds.lifecycle",
+    "anemon.feeds.live", "anemon.feeds.mirror", "anemon.feeds.device", "anemon.feeds.plan",
+    "anemon.feeds.replay", "anemon.headless", "anemon.pipeline", "anemon.parsing",
+    "anemon.store", "anemon.recording.reader", "anemon.recording.writer",
+    "anemon.analysis.summary", "anemon.analysis.export", "anemon.sources.mirror",
+    "anemon.sources.replay", "anemon.control.controller", "anemon.devices.sim",
+    "anemon.devices.devicectl", "anemon.devices.pmd3", "anemon.devices.virtual",
+    "anemon.simulator",
 )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from anemon import __version__
+from anemon.cli.common import INTERRUPTED
 from anemon.errors import USAGE, AnemonError
 
 COMMANDS = ("demo", "run", "watch", "replay", "summary", "export", "devices")
@@ -52,4 +53,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"anemon: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+INTERRUPTED = 130
+"""Exit status when the operator stopped a command (Ctrl-C, SIGTERM, the abort key)."""
+
 
 def add_view_options(parser: argparse.ArgumentParser) -> None:
     """--headless and --layout: every command that shows a dashboard takes them."""

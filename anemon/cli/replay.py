@@ -1,12 +1,15 @@
-"""`anemon replay SOURCE [--speed X|max] [--headless]`: a recording or raw log, played back."""
+"""`anemon replay SOURCE [--speed X|max] [--headless]`: a recording or raw log, played back.
+
+Exit status: 0 played (headless: to its end) or quit; 130 stopped by SIGINT/SIGTERM (headless:
+no summary then).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
-from anemon.cli.common import add_view_options, speed
+from anemon.cli.common import INTERRUPTED, add_view_options, speed
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -18,16 +21,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.feeds import ReplayFeed
+    from anemon.feeds.replay import ReplayFeed
 
-    if args.headless:
-        from anemon.headless import HeadlessView
+    if not args.headless:
+        from anemon import ui
 
-        view = HeadlessView()
-        feed = ReplayFeed.open(args.source, speed=args.speed, listener=view.handle)
-        asyncio.run(feed.run())
-        view.finish(feed.session, title=feed.title)
-        return 0
-    from anemon import ui
+        ui.resolve(args.layout)  # a bad layout is a usage error before the source is read
+    feed = ReplayFeed.open(args.source, speed=args.speed)
+    if not args.headless:
+        return INTERRUPTED if ui.launch(feed, args.layout).signal else 0
+    from anemon.headless import HeadlessView, run_headless
 
-    return ui.launch(ReplayFeed.open(args.source, speed=args.speed), args.layout)
+    view = HeadlessView()
+    if run_headless(feed, view).signal:
+        return INTERRUPTED
+    view.finish(feed.session, title=feed.title)
+    return 0

@@ -1,7 +1,8 @@
 """`anemon run PLAN.toml`: execute a bench plan (spec/plan.md) on a device or the simulator.
 
 Exit status: 0 every arm completed; 1 some arm failed or was aborted (the summary says which
-and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted.
+and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted
+(the abort key, quitting mid-run, SIGINT or SIGTERM: `PlanRun.stop` aborts the session).
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from anemon.errors import AnemonError
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
-    from anemon.control.runner import PlanRun
-    from anemon.headless import HeadlessView
+    from anemon.feeds.plan import PlanRun
 
 DEVICE_KINDS = ("sim", *REAL_KINDS)
 DASHBOARD_MAX_SPEED = 600.0
@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
 def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
     """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status."""
     from anemon.clock import clock_for
-    from anemon.control.runner import PlanRun
-    from anemon.headless import HeadlessView, make_console
+    from anemon.feeds.plan import PlanRun
+    from anemon.headless import HeadlessView, make_console, run_headless
     from anemon.recording.writer import default_path
 
     record = None if args.no_record else (args.record or default_path(plan.tag))
@@ -66,7 +66,7 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
     print(f"recording to {record}" if record else "not recording (--no-record)", file=sys.stderr)
     view = HeadlessView(make_console())
     if args.headless:
-        _headless(feed, view)
+        run_headless(feed, view)
     else:
         ui.launch(feed, args.layout)
     # The table stays in the terminal's scrollback, for the lab notes.
@@ -74,16 +74,6 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
     for line in outcome_lines(feed):
         view.console.print(line, markup=False, highlight=False)
     return _exit_status(feed)
-
-
-def _headless(feed: PlanRun, view: HeadlessView) -> None:
-    from anemon.control.runner import run_with_signals
-
-    feed.pipeline.subscribe(view.handle)
-    try:
-        feed.clock.run(run_with_signals(feed))
-    finally:
-        feed.close()
 
 
 def outcome_lines(feed: PlanRun) -> list[str]:

@@ -6,14 +6,19 @@ Ends on SIGINT/SIGTERM: pending lines read, recording closed, exit 0.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anemon.cli.common import add_record_options, add_view_options
 from anemon.devices import REAL_KINDS
 from anemon.errors import AnemonError
+
+if TYPE_CHECKING:
+    from anemon.feeds.device import OnDevice
+    from anemon.feeds.live import LiveFeed
+    from anemon.feeds.mirror import MirrorFeed
+    from anemon.pipeline import Pipeline
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -53,12 +58,14 @@ def _watch(args: argparse.Namespace) -> int:
         ui.resolve(args.layout)  # a bad layout is a usage error before anything is recorded
     feed = _device_feed(args) if args.device else _mirror_feed(args)
     print(_recording_note(feed), file=sys.stderr)
-    if args.headless:
-        return asyncio.run(_run_headless(feed))
-    from anemon.headless import HeadlessView
+    from anemon.headless import HeadlessView, run_headless
 
-    ui.launch(feed, args.layout)
-    HeadlessView().finish(feed.session, title=feed.title)  # kept in the scrollback
+    view = HeadlessView()
+    if args.headless:
+        run_headless(feed, view)
+    else:
+        ui.launch(feed, args.layout)
+    view.finish(feed.session, title=feed.title)  # kept in the scrollback
     return 0
 
 
@@ -81,7 +88,7 @@ def _check(args: argparse.Namespace) -> None:
               file=sys.stderr)  # fmt: skip
 
 
-def _pipeline(args: argparse.Namespace, name: str, source: str):
+def _pipeline(args: argparse.Namespace, name: str, source: str) -> Pipeline:
     from anemon.pipeline import Pipeline
     from anemon.recording.writer import Recorder, default_path, make_header
 
@@ -92,18 +99,18 @@ def _pipeline(args: argparse.Namespace, name: str, source: str):
     return Pipeline(recorder=recorder)
 
 
-def _mirror_feed(args: argparse.Namespace):
-    from anemon.feeds import MirrorFeed
+def _mirror_feed(args: argparse.Namespace) -> MirrorFeed:
+    from anemon.feeds.mirror import MirrorFeed
 
     pipeline = _pipeline(args, args.path.stem, str(args.path))
     return MirrorFeed(args.path, pipeline, poll_s=args.poll or 1.0)
 
 
-def _device_feed(args: argparse.Namespace):
+def _device_feed(args: argparse.Namespace) -> OnDevice:
     import tempfile
 
     from anemon.devices import real_device
-    from anemon.feeds import ConsoleFeed, DeviceFeed
+    from anemon.feeds.device import ConsoleFeed, DeviceFeed
 
     device = real_device(args.device, args.id, poll_s=args.poll or 2.0)
     if args.console:
@@ -115,22 +122,6 @@ def _device_feed(args: argparse.Namespace):
     return DeviceFeed(device, args.bundle, args.log, mirror, pipeline)
 
 
-def _recording_note(feed) -> str:
+def _recording_note(feed: LiveFeed) -> str:
     recorder = feed.pipeline.recorder
     return f"recording to {recorder.path}" if recorder else "not recording (--no-record)"
-
-
-async def _run_headless(feed) -> int:
-    from anemon.headless import HeadlessView
-
-    view = HeadlessView()
-    feed.pipeline.subscribe(view.handle)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, feed.stop)
-    try:
-        await feed.run()
-    finally:
-        feed.close()
-    view.finish(feed.session, title=feed.title)
-    return 0

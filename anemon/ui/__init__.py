@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,64 +9,41 @@ from anemon.ui.layouts import LayoutError, resolve
 
 if TYPE_CHECKING:
     from anemon.feeds import Feed
+    from anemon.feeds.lifecycle import Ending
     from anemon.ui.app import Dashboard
 
-__all__ = ["LayoutError", "launch"]
-
-STOP_TIMEOUT_S = 10.0
-"""How long a live feed may take, after quit, to read what is pending."""
+__all__ = ["DashboardView", "LayoutError", "launch"]
 
 
-def launch(feed: Feed, layout: str = "default", *, save_dir: Path | None = None) -> int:
-    """Show the dashboard on `feed` until the operator quits; returns the exit status (0).
+def launch(feed: Feed, layout: str = "default", *, save_dir: Path | None = None) -> Ending:
+    """Show the dashboard on `feed` until the operator quits (or a signal); how it ended.
 
     `layout` is a built-in name or a .tcss path, checked before the app starts (LayoutError,
-    exit 2). A live feed runs beside the app; on quit it is stopped (`feed.stop()` when it has
-    one), allowed to finish reading what is pending, then closed — as on SIGINT.
+    exit 2). The feed's lifecycle is `run_feed`'s: a live feed runs beside the app; on quit it
+    is stopped, allowed to finish reading what is pending, then closed — as on SIGINT.
     """
     path = resolve(layout)
+    from anemon.feeds.lifecycle import run_feed_sync
     from anemon.ui.app import Dashboard
 
-    asyncio.run(serve(Dashboard(feed, path, save_dir=save_dir), feed))
-    return 0
+    return run_feed_sync(feed, DashboardView(Dashboard(feed, path, save_dir=save_dir)))
 
 
-async def serve(app: Dashboard, feed: Feed, *, headless: bool = False) -> None:
-    """Run `app`, with `feed.run()` beside it when live; stop and close the feed after."""
-    runner = None
-    if feed.replay is None:
-        runner = asyncio.create_task(feed.run(), name="anemon-feed")
-        runner.add_done_callback(partial_notify(app))
-    try:
-        await app.run_async(headless=headless)
-    finally:
-        try:
-            if runner is not None:
-                await finish(feed, runner)
-        finally:
-            feed.close()
+class DashboardView:
+    """The dashboard as the view of `run_feed`: the app runs beside the feed."""
 
+    def __init__(self, app: Dashboard, *, headless: bool = False) -> None:
+        self.app = app
+        self.headless = headless
+        """No terminal (tests)."""
 
-def partial_notify(app: Dashboard):
-    """A live feed that fails while the app runs says so on screen (and again after quit)."""
+    async def show(self) -> None:
+        await self.app.run_async(headless=self.headless)
 
-    def done(task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None and app.is_running:
-            app.notify(f"feed stopped: {task.exception()}", severity="error", timeout=30)
+    def leave(self) -> None:
+        self.app.exit()
 
-    return done
-
-
-async def finish(feed: Feed, runner: asyncio.Task[None], timeout: float = STOP_TIMEOUT_S) -> None:
-    """Stop a live feed and let it drain; re-raise what it failed with."""
-    stop = getattr(feed, "stop", None)
-    if not runner.done():
-        if stop is None:
-            runner.cancel()
-        else:
-            stop()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(runner), timeout)
-            runner.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await runner
+    def failed(self, error: BaseException) -> None:
+        """On screen (and raised again after quit)."""
+        if self.app.is_running:
+            self.app.notify(f"feed stopped: {error}", severity="error", timeout=30)

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from anemon.feeds import Feed
+from anemon.feeds import Feed, ReplayControls, RunControls
 from anemon.store import Session
 from anemon.ui import keys, layouts
 from anemon.ui.arms_table import BRIEF, ArmsTable
@@ -80,8 +80,7 @@ class Dashboard(App[None]):
         self._settling = 0
 
     def compose(self) -> ComposeResult:
-        # a recording's plan tag, when the feed knows it (feeds without one: None)
-        yield StatusLine(self.feed.title, tag=getattr(self.feed, "tag", None), id="status")
+        yield StatusLine(self.feed.title, tag=self.feed.tag, id="status")
         yield Timeline(self.feed.replay, id="timeline")
         with Vertical(id="body"):
             yield Charts(MAIN_CHARTS, id="charts")
@@ -107,8 +106,7 @@ class Dashboard(App[None]):
 
     def tick(self) -> None:
         """Replay: add what came due (bounded per tick), move the timeline."""
-        assert self.feed.replay is not None
-        self.feed.replay.tick()
+        self.replay.tick()
         self.timeline.show()
 
     def redraw(self, force: bool = False) -> None:
@@ -161,13 +159,23 @@ class Dashboard(App[None]):
         needs = keys.NEEDS.get(action)
         if needs == "replay":
             return self.feed.replay is not None
-        if needs == "controller":
-            return self.controller is not None
+        if needs == "controls":
+            return self.feed.controls is not None
         return True
 
     @property
-    def controller(self):
-        return getattr(self.feed, "controller", None)
+    def replay(self) -> ReplayControls:
+        """What the replay keys drive: `check_action` offers them only when there is one."""
+        replay = self.feed.replay
+        assert replay is not None, "a replay action without a replay"
+        return replay
+
+    @property
+    def controls(self) -> RunControls:
+        """What the run-control keys call: `check_action` offers them only when there are."""
+        controls = self.feed.controls
+        assert controls is not None, "a run-control action without a plan run"
+        return controls
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         ours = {a.title for a in keys.ACTIONS}
@@ -184,27 +192,27 @@ class Dashboard(App[None]):
         self.redraw(force=True)
 
     def action_toggle_pause(self) -> None:
-        self.feed.replay.toggle_pause()
+        self.replay.toggle_pause()
         self._replayed()
 
     def action_faster(self) -> None:
-        self.feed.replay.faster()
+        self.replay.faster()
         self._replayed()
 
     def action_slower(self) -> None:
-        self.feed.replay.slower()
+        self.replay.slower()
         self._replayed()
 
     def action_seek_by(self, seconds: float) -> None:
-        self.feed.replay.seek_by(seconds)
+        self.replay.seek_by(seconds)
         self._replayed()
 
     def action_seek_start(self) -> None:
-        self.feed.replay.seek(0.0)
+        self.replay.seek(0.0)
         self._replayed()
 
     def action_seek_end(self) -> None:
-        self.feed.replay.seek(self.feed.replay.duration)
+        self.replay.seek(self.replay.duration)
         self._replayed()
 
     def action_marker(self) -> None:
@@ -238,21 +246,21 @@ class Dashboard(App[None]):
         self.notify(f"screenshot saved to {saved}", timeout=4)
 
     async def action_abort_arm(self) -> None:
-        await self.controller.abort_arm()
+        await self.controls.abort_arm()
 
     async def action_abort_session(self) -> None:
-        await self.controller.abort_session()
+        await self.controls.abort_session()
 
     async def action_skip_cooldown(self) -> None:
-        await self.controller.skip_cooldown()
+        await self.controls.skip_cooldown()
 
     async def action_extend_cooldown(self, seconds: float) -> None:
-        await self.controller.extend_cooldown(seconds)
+        await self.controls.extend_cooldown(seconds)
 
     async def action_toggle_queue(self) -> None:
         if self.queue_paused:
-            await self.controller.resume_queue()
+            await self.controls.resume_queue()
         else:
-            await self.controller.pause_queue()
+            await self.controls.pause_queue()
         self.queue_paused = not self.queue_paused
         self.notify("queue held" if self.queue_paused else "queue resumed", timeout=3)

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 from rich.text import Text
@@ -20,6 +21,7 @@ from textual.widgets import Label, Sparkline
 from textual_hires_canvas import Canvas
 from textual_plot import HiResMode, LegendLocation, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
+from textual_plot.plot_widget import FloatScalar
 
 from anemon.events import THERMAL_NAMES
 from anemon.store import ArmSeries, Session
@@ -280,7 +282,9 @@ class Chart(PlotWidget, can_focus=False):
                 cells[np.floor(y).astype(int), np.floor(x).astype(int)] = True
         return cells
 
-    def get_hires_pixel_from_coordinate(self, x: Number, y: Number) -> tuple[Number, Number]:
+    def get_hires_pixel_from_coordinate(
+        self, x: FloatScalar, y: FloatScalar
+    ) -> tuple[FloatScalar, FloatScalar]:
         """Data → canvas position, onto the cells inside the axes.
 
         textual-plot maps [min, max] onto the closed span [left, right] of its box and the
@@ -293,8 +297,6 @@ class Chart(PlotWidget, can_focus=False):
         return to_cells(x, y, (self._x_min, self._x_max, self._y_min, self._y_max), box)
 
 
-Number = float | np.floating | np.ndarray
-
 INSIDE = 1e-6
 """A millionth of a cell short of the far edge: the floor keeps it inside the axes."""
 
@@ -306,9 +308,21 @@ LEGEND_CORNERS = (
 )
 
 
+Limits = tuple[float, float, float, float]
+"""x min, x max, y min, y max."""
+
+
+@overload
 def to_cells(
-    x: Number, y: Number, limits: tuple[float, float, float, float], box: Region
-) -> tuple[Number, Number]:
+    x: np.ndarray, y: np.ndarray, limits: Limits, box: Region
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def to_cells(
+    x: FloatScalar, y: FloatScalar, limits: Limits, box: Region
+) -> tuple[FloatScalar, FloatScalar]: ...
+def to_cells(
+    x: np.ndarray | FloatScalar, y: np.ndarray | FloatScalar, limits: Limits, box: Region
+) -> tuple[np.ndarray | FloatScalar, np.ndarray | FloatScalar]:
     """Data → plot canvas position (in cells, fractional), onto the cells inside `box`."""
     x_min, x_max, y_min, y_max = limits
     fx = (x - x_min) / (x_max - x_min)
@@ -435,7 +449,9 @@ def _current_decode(session: Session) -> tuple[str, np.ndarray]:
     return f"decode {figure} tok/s · {arm.name}", values
 
 
-def _session_strip(attr: str, name: str, fmt: Callable[[float], str]):
+def _session_strip(
+    attr: str, name: str, fmt: Callable[[float], str]
+) -> Callable[[Session], tuple[str, np.ndarray]]:
     def read(session: Session) -> tuple[str, np.ndarray]:
         series = getattr(session, attr)
         last = series.last()

@@ -1,14 +1,14 @@
 """Every operator action once: its key (Footer), its palette entry, and what it needs.
 
-`needs` is "replay" (a Replayer to drive), "controller" (a running plan: the run-control
-issue's Controller on `feed.controller`) or "" (always available).
+`needs` is "replay" (a replay to drive: `feed.replay`), "controls" (a running plan's operator
+actions: `feed.controls`) or "" (always available).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +41,12 @@ ACTIONS = (
     Action("l", "next_layout", "Layout", "Switch to the next layout"),
     Action("e", "export", "Export", "Summary as Markdown to the clipboard and a file"),
     Action("s", "screenshot", "Screenshot", "Save the screen as SVG"),
-    Action("a", "abort_arm", "Abort arm", "Stop the current arm", "controller"),
-    Action("X", "abort_session", "Abort all", "Stop the whole session", "controller"),
-    Action("k", "skip_cooldown", "Skip cool", "End the current cooldown now", "controller"),
-    Action("w", "extend_cooldown(60)", "+1m cool", "Extend the cooldown by 60 s", "controller"),
-    Action("p", "toggle_queue", "Hold queue", "Pause or resume the queue of arms", "controller"),
+    Action("a", "abort_arm", "Abort arm", "Stop the current arm", "controls"),
+    Action("X", "abort_session", "Abort all", "Stop the whole session", "controls"),
+    Action("k", "skip_cooldown", "Skip cool", "End the current cooldown now", "controls"),
+    Action("w", "extend_cooldown(60)", "+1m cool", "Extend the cooldown by 60 s", "controls"),
+    Action("p", "toggle_queue", "Hold queue", "Pause or resume the queue of arms", "controls"),
 )
 
 NEEDS = {a.name: a.needs for a in ACTIONS}
-BINDINGS = [Binding(a.keys, a.action, a.title, show=a.show) for a in ACTIONS]
+BINDINGS: list[BindingType] = [Binding(a.keys, a.action, a.title, show=a.show) for a in ACTIONS]

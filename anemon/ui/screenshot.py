@@ -9,7 +9,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from anemon.feeds import ReplayFeed
+from anemon.feeds.replay import ReplayFeed
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from anemon.sources.replay import Replayer
+from anemon.feeds import ReplayControls
 from anemon.store import Session
 from anemon.ui.series import bar, clock, speed_text
 
@@ -21,7 +21,7 @@ def marks(session: Session, start: float) -> dict[float, str]:
     return found
 
 
-def timeline_text(replay: Replayer, width: int) -> Text:
+def timeline_text(replay: ReplayControls, width: int) -> Text:
     if replay.paused:
         state = "⏸ paused"
     elif replay.finished:
@@ -40,7 +40,7 @@ class Timeline(Static):
 
     DEFAULT_CSS = "Timeline { height: 1; padding: 0 1; }"
 
-    def __init__(self, replay: Replayer | None, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+    def __init__(self, replay: ReplayControls | None, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
         super().__init__(id=id)
         self.replay = replay
         self.display = replay is not None

@@ -36,10 +36,13 @@ def test_export_csv_and_parquet_agree(tmp_path, capsys):
     assert list(table["thermal"]) == ["fair", "fair"]
 
 
-def test_export_json_and_md(tmp_path, capsys):
+def test_export_json_to_a_file(tmp_path):
     out = tmp_path / "t.json"
     assert main(["export", str(SPEC), "--format", "json", "-o", str(out)]) == 0
     rows = json.loads(out.read_text())
     assert rows[1]["warmup"] is False and rows[1]["trial"] == 1
+
+
+def test_export_md_to_stdout(capsys):
     assert main(["export", str(SPEC), "--format", "md"]) == 0
     assert capsys.readouterr().out.startswith("| kind | arm | t |")

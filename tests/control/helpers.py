@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,9 +10,10 @@ from pathlib import Path
 from anemon.clock import Clock, VirtualClock
 from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan, parse_plan
-from anemon.control.runner import PlanRun
 from anemon.devices.base import Device
 from anemon.events import Event
+from anemon.feeds.lifecycle import run_feed
+from anemon.feeds.plan import PlanRun
 from anemon.store import Session
 
 LIMIT_S = 6 * 3600.0
@@ -56,7 +58,8 @@ def run_plan(
     device: Callable[[Plan, Clock], Device] | None = None,
     battery_prompts: bool | None = None,
 ) -> Ran:
-    """Run at max speed; `operator(feed)` runs beside the controller (after `clock.sleep`s)."""
+    """Run at max speed through the feed lifecycle; `operator(feed)` runs beside the
+    controller (after `clock.sleep`s)."""
     clock = VirtualClock(limit_s=LIMIT_S)
     feed = PlanRun(the_plan, clock, record=record, battery_prompts=battery_prompts,
                    device=device(the_plan, clock) if device else None)  # fmt: skip
@@ -64,19 +67,17 @@ def run_plan(
     feed.pipeline.subscribe(events.append)
 
     async def main() -> None:
-        import asyncio
-
-        tasks = [asyncio.create_task(feed.run())]
-        if operator is not None:
-            tasks.append(asyncio.create_task(operator(feed)))
-        await tasks[0]
-        for task in tasks[1:]:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        operating = asyncio.create_task(operator(feed)) if operator is not None else None
+        try:
+            await run_feed(feed)
+        finally:
+            if operating is not None:
+                operating.cancel()
+                await asyncio.gather(operating, return_exceptions=True)
 
     try:
         clock.run(main())
     finally:
-        feed.close()
+        feed.close()  # already closed by run_feed, unless virtual time ran out
     assert feed.result is not None
     return Ran(feed.result, feed.session, events, feed)

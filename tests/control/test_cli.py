@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
+import pytest
+
 from anemon.cli import main
+from tests.recorded import recorded, wait_for
 
 HANG = """\
 tag = "hang"
@@ -46,3 +53,22 @@ def test_speed_is_for_the_simulator_only(tmp_path, capsys):
     plan.write_text(HANG)
     assert main(["run", str(plan), "--device", "devicectl", "--speed", "2", "--headless"]) == 2
     assert "simulator only" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_aborts_the_demo_with_130_and_records_why(tmp_path, sig):
+    record = tmp_path / "demo.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anemon", "demo", "--headless", "--record", str(record)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: recorded(record, "trial")), "no trial recorded"
+    finally:
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "aborted by the operator" in out
+    assert f"abort session ({sig.name})" in [m["note"] for m in recorded(record, "marker")]
+    assert "Traceback" not in err

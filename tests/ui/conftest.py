@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,9 +10,8 @@ from anemon.feeds import Feed
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
 
+from .helpers import MakeApp
 from .sample import replay_feed
-
-MakeApp = Callable[..., Dashboard]
 
 
 @pytest.fixture

@@ -17,8 +17,7 @@ from anemon.events import (
     TextEvent,
     TrialEvent,
 )
-from anemon.feeds import ReplayFeed
-from anemon.sources.replay import Replayer
+from anemon.feeds.replay import ReplayFeed
 
 ARMS = (("minicpm5_1b_ane_pal8", 75.8, 3900.0, 0), ("minicpm5_1b_gpu_int8", 62.8, 1082.0, 2))
 """name, first decode tok/s, first prefill tok/s, thermal at start."""
@@ -125,9 +124,12 @@ def sustained(trials: int = 30, step_s: float = 4.5) -> list[Event]:
     return b.events
 
 
-def replay_feed(events: list[Event] | None = None, at_end: bool = True) -> ReplayFeed:
+def replay_feed(
+    events: list[Event] | None = None, at_end: bool = True, tag: str | None = None
+) -> ReplayFeed:
     """A replay whose clock never moves (fixed clock): only keys change what it shows."""
-    replayer = Replayer(events if events is not None else sustained(), monotonic=lambda: 0.0)
+    events = events if events is not None else sustained()
+    feed = ReplayFeed(events, "sample.jsonl (simulated)", tag, monotonic=lambda: 0.0)
     if at_end:
-        replayer.seek(replayer.duration)
-    return ReplayFeed(replayer, "sample.jsonl (simulated)")
+        feed.replay.seek(feed.replay.duration)
+    return feed

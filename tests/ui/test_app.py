@@ -8,15 +8,13 @@ import pytest
 from textual.widgets import Input
 
 from anemon.events import StartEvent, TextEvent, TrialEvent
-from anemon.store import Session
-from anemon.ui.app import Dashboard
 from anemon.ui.arms_table import ArmsTable
 from anemon.ui.charts import Chart, Strip
 from anemon.ui.log_panel import ErrorHighlighter, LogPanel
 from anemon.ui.timeline import Timeline
 
-from .conftest import MakeApp
-from .sample import MARKUP_LINE
+from .helpers import CallLog, MakeApp, live_feed
+from .sample import MARKUP_LINE, replay_feed
 
 SIZE = (120, 40)
 
@@ -56,29 +54,42 @@ async def test_plus_and_minus_change_the_speed_shown(make_app: MakeApp) -> None:
         assert app.feed.replay.speed == 0.5
 
 
-async def test_seek_keys(make_app: MakeApp) -> None:
+SEEKS = {
+    # key: (where the replay starts, its position after the key, from "start" or "end")
+    "left": ("end", ("end", -10)),
+    "shift+left": ("end", ("end", -60)),
+    "comma": ("end", ("end", -60)),
+    "right": ("start", ("start", 10)),
+    "shift+right": ("start", ("start", 60)),
+    "full_stop": ("start", ("start", 60)),
+    "home": ("end", ("start", 0)),
+    "end": ("start", ("end", 0)),
+}
+
+
+@pytest.mark.parametrize("key", list(SEEKS))
+async def test_a_seek_key_moves_the_replay(make_app: MakeApp, key: str) -> None:
     app = make_app()
     replay = app.feed.replay
-    end = replay.duration
+    ends = {"start": 0.0, "end": replay.duration}
+    before, (base, offset) = SEEKS[key]
+    replay.seek(ends[before])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("left")
-        assert replay.position == pytest.approx(end - 10)
-        await pilot.press("shift+left")
-        assert replay.position == pytest.approx(end - 70)
-        await pilot.press("comma")
-        assert replay.position == pytest.approx(end - 130)
-        await pilot.press("right")
-        assert replay.position == pytest.approx(end - 120)
-        await pilot.press("full_stop")
-        assert replay.position == pytest.approx(end - 60)
+        await pilot.press(key)
+        assert replay.position == pytest.approx(ends[base] + offset)
+
+
+async def test_seeking_to_the_start_empties_the_panels_and_to_the_end_fills_them(
+    make_app: MakeApp,
+) -> None:
+    app = make_app()
+    replay = app.feed.replay
+    async with app.run_test(size=SIZE) as pilot:
         await pilot.press("home")
-        assert replay.position == 0.0
         assert app.feed.session.counts["trial"] <= 1
         assert app.query_one("#arms", ArmsTable).row_count == 0
-        await pilot.press("shift+right")
-        assert replay.position == 60.0
         await pilot.press("end")
-        assert replay.position == end and replay.finished
+        assert replay.finished
         assert app.query_one("#arms", ArmsTable).row_count == 2
 
 
@@ -184,13 +195,11 @@ def test_error_lines_are_highlighted_and_nothing_else_is() -> None:
 
 
 async def test_arm_names_are_data_in_the_table(make_app: MakeApp) -> None:
-    from .sample import replay_feed as feed_of
-
     events = [
         StartEvent(t=0, wall=0, arm="[red]x", line="START arm=[red]x"),
         TrialEvent(t=1, wall=1, arm="[red]x", trial=1, decode_tps=10.0, gen=256, thermal=1),
     ]
-    app = make_app(feed=feed_of(events))
+    app = make_app(feed=replay_feed(events))
     async with app.run_test(size=SIZE) as pilot:
         app.redraw(force=True)
         await pilot.pause()
@@ -199,10 +208,8 @@ async def test_arm_names_are_data_in_the_table(make_app: MakeApp) -> None:
 
 
 async def test_table_columns_widen_as_figures_grow(make_app: MakeApp) -> None:
-    from .sample import replay_feed as feed_of
-
     events = [TrialEvent(t=1, wall=1, arm="a", trial=1, decode_tps=1.0, gen=256, thermal=1)]
-    app = make_app(feed=feed_of(events))
+    app = make_app(feed=replay_feed(events))
     async with app.run_test(size=SIZE) as pilot:
         app.redraw(force=True)
         await pilot.pause()  # the row is laid out at its first, shorter figures
@@ -216,56 +223,12 @@ async def test_table_columns_widen_as_figures_grow(make_app: MakeApp) -> None:
         assert thermal.content_width >= len("fair → serious")
 
 
-class FakeController:
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    async def abort_arm(self) -> None:
-        self.calls.append("abort_arm")
-
-    async def abort_session(self) -> None:
-        self.calls.append("abort_session")
-
-    async def skip_cooldown(self) -> None:
-        self.calls.append("skip_cooldown")
-
-    async def extend_cooldown(self, seconds: float) -> None:
-        self.calls.append(f"extend_cooldown {seconds:g}")
-
-    async def pause_queue(self) -> None:
-        self.calls.append("pause_queue")
-
-    async def resume_queue(self) -> None:
-        self.calls.append("resume_queue")
-
-
-class LiveFeed:
-    """A live feed as the dashboard sees it: a Session that grows, no replay."""
-
-    replay = None
-
-    def __init__(self, controller: FakeController | None = None) -> None:
-        self.title = "fake iPhone"
-        self.session = Session()
-        self.controller = controller
-        self.notes: list[str] = []
-
-    def marker(self, note: str) -> None:
-        self.notes.append(note)
-
-    async def run(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-async def test_run_control_keys_call_the_controller() -> None:
-    controller = FakeController()
-    app = Dashboard(LiveFeed(controller), Path("layouts/default.tcss").resolve())
+async def test_run_control_keys_call_the_controls(make_app: MakeApp) -> None:
+    controls = CallLog()
+    app = make_app(feed=live_feed(controls))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("a", "X", "k", "w", "p", "p")
-    assert controller.calls == [
+    assert controls.calls == [
         "abort_arm",
         "abort_session",
         "skip_cooldown",
@@ -275,31 +238,48 @@ async def test_run_control_keys_call_the_controller() -> None:
     ]
 
 
-async def test_run_control_and_replay_keys_are_disabled_when_not_available(
-    make_app: MakeApp,
+REPLAY_ACTIONS = ("toggle_pause", "faster", "slower", "seek_by", "seek_start", "seek_end")
+RUN_ACTIONS = ("abort_arm", "abort_session", "skip_cooldown", "extend_cooldown", "toggle_queue")
+ALWAYS = ("quit", "marker", "next_layout", "export", "screenshot")
+FEEDS = {
+    "replay": (replay_feed, {*REPLAY_ACTIONS, *ALWAYS}),
+    "live": (live_feed, set(ALWAYS)),
+    "plan run": (lambda: live_feed(CallLog()), {*RUN_ACTIONS, *ALWAYS}),
+}
+
+
+@pytest.mark.parametrize("kind", list(FEEDS))
+@pytest.mark.parametrize("action", [*REPLAY_ACTIONS, *RUN_ACTIONS, *ALWAYS])
+def test_an_action_is_offered_only_when_the_feed_has_what_it_needs(
+    make_app: MakeApp, kind: str, action: str
 ) -> None:
-    replay = make_app()
-    assert replay.check_action("abort_arm", ()) is False
-    assert replay.check_action("toggle_pause", ()) is True
-    live = make_app(feed=LiveFeed())
-    assert live.check_action("toggle_pause", ()) is False
-    assert live.check_action("seek_by", (10,)) is False
-    assert live.check_action("marker", ()) is True
-    async with live.run_test(size=SIZE) as pilot:
-        await pilot.press("space", "left", "a")
-        assert not live.query_one(Timeline).display
+    make_feed, offered = FEEDS[kind]
+    assert make_app(feed=make_feed()).check_action(action, ()) is (action in offered)
 
 
-async def test_the_command_palette_offers_the_same_actions(make_app: MakeApp) -> None:
+async def test_keys_a_live_feed_cannot_serve_do_nothing(make_app: MakeApp) -> None:
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space", "plus", "left", "end", "a", "X", "k", "w", "p")
+        await pilot.pause()
+        assert app.is_running and not app.query_one(Timeline).display
+    assert feed.session.version == 0  # not even a marker: no action ran
+
+
+async def test_the_command_palette_offers_a_replays_actions(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE):
         titles = [c.title for c in app.get_system_commands(app.screen)]
     for title in ("Quit", "Pause", "Faster", "Marker", "Layout", "Export", "Screenshot"):
-        assert titles.count(title) == 1
+        assert titles.count(title) == 1, title
     assert "Abort arm" not in titles
-    live = Dashboard(LiveFeed(FakeController()), Path("layouts/default.tcss").resolve())
-    async with live.run_test(size=SIZE):
-        titles = [c.title for c in live.get_system_commands(live.screen)]
+
+
+async def test_the_command_palette_offers_a_plan_runs_actions(make_app: MakeApp) -> None:
+    app = make_app(feed=live_feed(CallLog()))
+    async with app.run_test(size=SIZE):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
     assert "Abort arm" in titles and "Pause" not in titles
 
 
@@ -313,10 +293,10 @@ async def test_palette_command_runs_its_action(make_app: MakeApp) -> None:
 
 
 async def test_a_live_session_updates_on_the_redraw_timer(make_app: MakeApp) -> None:
-    feed = LiveFeed()
+    feed = live_feed()
     app = make_app(feed=feed)
     async with app.run_test(size=SIZE) as pilot:
-        add = feed.session.add
+        add = feed.pipeline.emit
         add(StartEvent(t=0, wall=0, arm="a1", line="START arm=a1"))
         for i in range(1, 6):
             add(TrialEvent(t=i, wall=i, arm="a1", trial=i, decode_tps=50.0 + i, thermal=1))
@@ -326,7 +306,7 @@ async def test_a_live_session_updates_on_the_redraw_timer(make_app: MakeApp) -> 
         assert app.query_one("#arms", ArmsTable).row_count == 1
         assert app.query_one(LogPanel).lines[-1] == "ERROR: boom"
         await pilot.press("m", *"n1", "enter")
-        assert feed.notes == ["n1"]
+        assert [(m.source, m.note) for m in feed.session.markers] == [("operator", "n1")]
 
 
 async def test_compact_layout_draws_strips_not_charts(make_app: MakeApp) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from math import floor
 
+import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual_hires_canvas import Canvas
@@ -16,7 +17,7 @@ from anemon.ui import layouts
 from anemon.ui.app import Dashboard, is_shown
 from anemon.ui.charts import Chart
 
-from .conftest import MakeApp
+from .helpers import MakeApp
 from .sample import replay_feed
 
 SIZE = (120, 40)
@@ -110,18 +111,20 @@ async def test_a_small_chart_hides_a_legend_that_would_cover_its_lines(
         assert not app.query_one("#prefill", Chart).query_one("#legend").display
 
 
-async def test_charts_still_fit_after_the_terminal_is_resized(make_app: MakeApp) -> None:
+@pytest.mark.parametrize("size", [(160, 50), (100, 34)], ids=["larger", "smaller"])
+@pytest.mark.parametrize("redrawn", [False, True], ids=["old points", "redrawn"])
+async def test_charts_still_fit_after_the_terminal_is_resized(
+    make_app: MakeApp, size: tuple[int, int], redrawn: bool
+) -> None:
+    """Before the next draw, the points drawn for the old size are mapped onto the new axes."""
     app = make_app()
-    names = {"decode", "prefill", "thermal", "battery", "free"}
     async with app.run_test(size=SIZE) as pilot:
         await draw_all(pilot)
-        for size in ((160, 50), (100, 34), SIZE):
-            await pilot.resize_terminal(*size)
-            await pilot.pause()
-            # the points drawn for the old size, mapped onto the new axes
-            assert_charts_fit(app, names)
+        await pilot.resize_terminal(*size)
+        await pilot.pause()
+        if redrawn:
             await draw_all(pilot)
-            assert_charts_fit(app, names)
+        assert_charts_fit(app, {"decode", "prefill", "thermal", "battery", "free"})
 
 
 async def test_charts_fit_after_the_layout_changes_their_size(make_app: MakeApp) -> None:
@@ -145,4 +148,5 @@ async def test_charts_fit_from_the_first_points_on(make_app: MakeApp) -> None:
             feed.replay.seek(position)
             await draw_all(pilot)
             assert [p for c in shown_charts(app) for p in problems(c)] == []
-        assert all(len(d.x) for d in app.query_one("#prefill", Chart)._datasets)
+        prefill = app.query_one("#prefill", Chart)._datasets
+        assert prefill and all(len(d.x) for d in prefill)

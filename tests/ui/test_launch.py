@@ -1,72 +1,136 @@
-"""launch/serve: a live feed runs beside the app; on quit it is stopped, drained, then closed."""
+"""The dashboard as the lifecycle's view: a live feed runs beside the app; on quit (or a
+signal) it is stopped, drained, then closed; a replay is driven by the app, not run."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 
 import pytest
 
-from anemon.store import Session
-from anemon.ui import finish, serve
+from anemon.clock import RealClock
+from anemon.control.plan import parse_plan
+from anemon.feeds import Feed
+from anemon.feeds.lifecycle import Ending, run_feed
+from anemon.feeds.plan import PlanRun
+from anemon.feeds.replay import ReplayFeed
+from anemon.ui import DashboardView
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
 
+from .helpers import StepLog
+from .sample import sustained
 
-class StoppableFeed:
-    replay = None
-    title = "live"
-
-    def __init__(self) -> None:
-        self.session = Session()
-        self.stopping = asyncio.Event()
-        self.steps: list[str] = []
-
-    def marker(self, note: str) -> None:
-        pass
-
-    def stop(self) -> None:
-        self.steps.append("stop")
-        self.stopping.set()
-
-    async def run(self) -> None:
-        await self.stopping.wait()
-        await asyncio.sleep(0)  # reading what is pending
-        self.steps.append("drained")
-
-    def close(self) -> None:
-        self.steps.append("close")
+TIMEOUT_S = 30.0
 
 
-async def test_finish_stops_the_feed_and_waits_for_it() -> None:
-    feed = StoppableFeed()
-    runner = asyncio.create_task(feed.run())
-    await finish(feed, runner, timeout=5)
-    assert feed.steps == ["stop", "drained"]
+async def show(feed: Feed, then: str | None = "quit") -> tuple[Dashboard, Ending]:
+    """Run `feed` in a headless dashboard; once it is up, run the action `then` (None: leave
+    the app running)."""
+    app = Dashboard(feed, resolve("default"))
+
+    async def when_running() -> None:
+        while not app.is_running:
+            await asyncio.sleep(0.01)
+        if then is not None:
+            await app.run_action(then)
+
+    async with asyncio.timeout(TIMEOUT_S):
+        operator = asyncio.create_task(when_running())
+        ending = await run_feed(feed, DashboardView(app, headless=True))
+        await operator
+    return app, ending
 
 
-async def test_finish_reraises_what_the_feed_failed_with() -> None:
-    class Broken(StoppableFeed):
+async def test_quitting_a_live_dashboard_stops_drains_and_closes() -> None:
+    feed = StepLog()
+    _, ending = await show(feed)
+    assert feed.steps == ["stop (quit)", "drained", "close"]
+    assert ending.signal is None
+
+
+async def test_a_feed_that_fails_says_so_on_screen_and_again_after_quit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Broken(StepLog):
         async def run(self) -> None:
             raise RuntimeError("device gone")
 
     feed = Broken()
-    runner = asyncio.create_task(feed.run())
-    await asyncio.sleep(0)
-    with pytest.raises(RuntimeError, match="device gone"):
-        await finish(feed, runner)
+    notes: list[str] = []
+    app = Dashboard(feed, resolve("default"))
+    monkeypatch.setattr(app, "notify", lambda message, **_: notes.append(message))
+
+    async def quit_once_told() -> None:
+        while not notes:
+            await asyncio.sleep(0.01)
+        app.exit()
+
+    async with asyncio.timeout(TIMEOUT_S):
+        quitter = asyncio.create_task(quit_once_told())
+        with pytest.raises(RuntimeError, match="device gone"):
+            await run_feed(feed, DashboardView(app, headless=True))
+        await quitter
+    assert notes == ["feed stopped: device gone"]
+    assert feed.steps == ["close"]
 
 
-async def test_quitting_a_live_dashboard_stops_drains_and_closes() -> None:
-    feed = StoppableFeed()
+async def test_sigterm_leaves_the_dashboard_and_stops_the_feed() -> None:
+    feed = StepLog()
     app = Dashboard(feed, resolve("default"))
 
-    async def quit_when_running() -> None:
-        async with asyncio.timeout(10):
-            while not app.is_running:
-                await asyncio.sleep(0.01)
-        await app.run_action("quit")
+    async def terminate_when_running() -> None:
+        while not app.is_running:
+            await asyncio.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGTERM)
 
-    quitter = asyncio.create_task(quit_when_running())
-    await serve(app, feed, headless=True)
-    await quitter
-    assert feed.steps == ["stop", "drained", "close"]
+    async with asyncio.timeout(TIMEOUT_S):
+        sender = asyncio.create_task(terminate_when_running())
+        ending = await run_feed(feed, DashboardView(app, headless=True))
+        await sender
+    assert ending.signal == "SIGTERM"
+    assert feed.steps == ["stop (SIGTERM)", "drained", "close"]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+async def test_the_dashboard_drives_a_replay_itself() -> None:
+    class NotRun(ReplayFeed):
+        async def run(self) -> None:
+            raise AssertionError("a replay shown in the dashboard is played by its timer")
+
+    feed = NotRun(sustained(), "sample", speed=float("inf"))
+
+    async def quit_at_the_end(app: Dashboard) -> None:
+        while not feed.replay.finished:
+            await asyncio.sleep(0.01)
+        app.exit()
+
+    app = Dashboard(feed, resolve("default"))
+    async with asyncio.timeout(TIMEOUT_S):
+        quitter = asyncio.create_task(quit_at_the_end(app))
+        await run_feed(feed, DashboardView(app, headless=True))
+        await quitter
+    assert feed.session.counts["trial"] == 62
+
+
+PLAN = """
+tag = "q"
+[protocol]
+seconds = 600
+[cooldown]
+min_s = 0
+until = "none"
+cap_s = 0
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+"""
+
+
+async def test_quitting_a_plan_run_aborts_its_session() -> None:
+    feed = PlanRun(parse_plan(PLAN, "q.toml"), RealClock(speed=100.0))
+    _, ending = await show(feed)
+    assert feed.result is not None and feed.result.aborted
+    assert feed.result.exit_status == 130
+    assert "abort session (quit)" in [marker.note for marker in feed.session.markers]
+    assert ending.signal is None

@@ -1,10 +1,15 @@
-"""The pure drawing helpers (no Textual): decimation, steps, literal log text, the timeline."""
+"""The pure drawing helpers (no app): decimation, steps, literal log text, the timeline."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from anemon.events import GapEvent, MarkerEvent, PhaseEvent, TextEvent
+import numpy as np
+import pytest
+from textual.geometry import Region
+
+from anemon.events import Event, GapEvent, MarkerEvent, PhaseEvent, TextEvent
+from anemon.ui.charts import readable_range, to_cells, x_limits, y_limits
 from anemon.ui.series import bar, clock, decimate, literal, log_text, speed_text, steps
 
 
@@ -44,60 +49,94 @@ def test_literal_shows_escapes_and_keeps_markup_as_text() -> None:
     assert literal(line) == "[bold]x[/bold] \\x1b[31mred\\x1b[0m\ttab\\x07"
 
 
-def test_log_text_for_lines_and_controller_events() -> None:
-    assert log_text(TextEvent(t=0, wall=0, line="a\x1bb")) == "a\\x1bb"
-    assert log_text(PhaseEvent(t=0, wall=0, phase="cooling", reason="v2")) == "── phase cooling: v2"
-    assert log_text(MarkerEvent(t=0, wall=0, note="fan on")) == "── marker: fan on"
-    assert log_text(GapEvent(t=0, wall=0, state="begin")) == "── gap begin"
+@pytest.mark.parametrize(
+    ("event", "text"),
+    [
+        (TextEvent(t=0, wall=0, line="a\x1bb"), "a\\x1bb"),
+        (PhaseEvent(t=0, wall=0, phase="cooling", reason="v2"), "── phase cooling: v2"),
+        (MarkerEvent(t=0, wall=0, note="fan on"), "── marker: fan on"),
+        (GapEvent(t=0, wall=0, state="begin"), "── gap begin"),
+    ],
+    ids=["line", "phase", "marker", "gap"],
+)
+def test_log_text_for_lines_and_controller_events(event: Event, text: str) -> None:
+    assert log_text(event) == text
 
 
-def test_clock_and_speed() -> None:
-    assert clock(0) == "0:00" and clock(701.9) == "11:41" and clock(3725) == "1:02:05"
-    assert clock(None) == "—"
-    assert speed_text(2.0) == "2×" and speed_text(float("inf")) == "max"
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0, "0:00"), (701.9, "11:41"), (3725, "1:02:05"), (None, "—")]
+)
+def test_clock(seconds: float | None, text: str) -> None:
+    assert clock(seconds) == text
 
 
-def test_bar_places_the_head_and_marks() -> None:
-    assert bar(11, 5, 10, {}) == "━━━━━●─────"
-    assert bar(11, 0, 10, {10.0: "✗"}) == "●─────────✗"
-    assert bar(5, 0, 0, {}) == "●────"
+@pytest.mark.parametrize(("speed", "text"), [(2.0, "2×"), (0.5, "0.5×"), (math.inf, "max")])
+def test_speed_text(speed: float, text: str) -> None:
+    assert speed_text(speed) == text
 
 
-def test_a_flat_series_gets_a_readable_range() -> None:
-    from anemon.ui.charts import readable_range
-
-    assert readable_range([np.array([38.0, 38.0])]) == (37.5, 38.5)
-    assert readable_range([np.array([1.0, 50.0])]) == (None, None)
-    assert readable_range([]) == (None, None)
-
-
-def test_y_limits_cover_every_series_with_a_margin() -> None:
-    from anemon.ui.charts import y_limits
-
-    fast, slow = np.array([2200.0, 4100.0]), np.array([1000.0, 1250.0])
-    lo, hi = y_limits([fast, slow], (None, None))
-    assert lo == 1000.0 - 0.05 * 3100 and hi == 4100.0 + 0.05 * 3100
-    # the flat rule still holds, and fixed limits widen to data beyond them
-    assert y_limits([np.array([38.0, 38.0]), np.empty(0)], (None, None)) == (37.5, 38.5)
-    assert y_limits([np.array([95.0])], (0, 100)) == (0, 100)
-    assert y_limits([np.array([-0.5, 101.0])], (0, 100)) == (-0.5, 101.0)
-    assert y_limits([], (None, None)) == (None, None)
-    assert y_limits([np.empty(0)], (-0.1, 3.1)) == (-0.1, 3.1)
+@pytest.mark.parametrize(
+    ("args", "drawn"),
+    [
+        ((11, 5, 10, {}), "━━━━━●─────"),
+        ((11, 0, 10, {10.0: "✗"}), "●─────────✗"),
+        ((5, 0, 0, {}), "●────"),
+    ],
+    ids=["halfway", "a mark at the end", "no duration"],
+)
+def test_bar_places_the_head_and_marks(args: tuple, drawn: str) -> None:
+    assert bar(*args) == drawn
 
 
-def test_x_limits_run_from_zero_to_the_end_or_the_last_point() -> None:
-    from anemon.ui.charts import x_limits
+@pytest.mark.parametrize(
+    ("ys", "limits"),
+    [
+        ([np.array([38.0, 38.0])], (37.5, 38.5)),
+        ([np.array([1.0, 50.0])], (None, None)),
+        ([], (None, None)),
+    ],
+    ids=["flat", "spread", "empty"],
+)
+def test_a_flat_series_gets_a_readable_range(ys: list[np.ndarray], limits: tuple) -> None:
+    assert readable_range(ys) == limits
 
-    assert x_limits([np.array([4.0, 1499.0])], 1499.0) == (0.0, 1499.0)
-    assert x_limits([np.array([-2.0, 1510.0])], 1499.0) == (-2.0, 1510.0)
-    assert x_limits([], 60.0) == (0.0, 60.0)
+
+@pytest.mark.parametrize(
+    ("ys", "fixed", "limits"),
+    [
+        (
+            [np.array([2200.0, 4100.0]), np.array([1000.0, 1250.0])],
+            (None, None),
+            (1000.0 - 0.05 * 3100, 4100.0 + 0.05 * 3100),
+        ),
+        ([np.array([38.0, 38.0]), np.empty(0)], (None, None), (37.5, 38.5)),
+        ([np.array([95.0])], (0, 100), (0, 100)),
+        ([np.array([-0.5, 101.0])], (0, 100), (-0.5, 101.0)),
+        ([], (None, None), (None, None)),
+        ([np.empty(0)], (-0.1, 3.1), (-0.1, 3.1)),
+    ],
+    ids=["two series and a margin", "flat", "within fixed", "beyond fixed", "none", "empty"],
+)
+def test_y_limits_cover_every_series(ys: list[np.ndarray], fixed: tuple, limits: tuple) -> None:
+    assert y_limits(ys, fixed) == limits
+
+
+@pytest.mark.parametrize(
+    ("xs", "end", "limits"),
+    [
+        ([np.array([4.0, 1499.0])], 1499.0, (0.0, 1499.0)),
+        ([np.array([-2.0, 1510.0])], 1499.0, (-2.0, 1510.0)),
+        ([], 60.0, (0.0, 60.0)),
+    ],
+    ids=["to the end", "to the points beyond", "no points"],
+)
+def test_x_limits_run_from_zero_to_the_end_or_the_last_point(
+    xs: list[np.ndarray], end: float, limits: tuple
+) -> None:
+    assert x_limits(xs, end) == limits
 
 
 def test_points_map_inside_the_axes_even_at_the_limits() -> None:
-    from textual.geometry import Region
-
-    from anemon.ui.charts import to_cells
-
     box = Region(1, 1, 19, 6)  # a 21×8 plot canvas, its axes along the edges
     limits = (0.0, 100.0, 0.0, 10.0)
     corners = [to_cells(x, y, limits, box) for x in (0.0, 100.0) for y in (0.0, 10.0)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from textual.pilot import Pilot
 
-from .conftest import MakeApp
+from .helpers import MakeApp
 from .sample import MARKUP_LINE, replay_feed, sustained
 
 SIZES = {"default": (120, 40), "compact": (80, 24), "wall": (160, 50), "ab": (120, 40)}

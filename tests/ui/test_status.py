@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from anemon.events import StartEvent
-from anemon.recording.reader import open_source
+from anemon.feeds.replay import ReplayFeed
 from anemon.store import Session
 from anemon.ui.status import StatusLine, session_tag, status_text
 
-from .conftest import MakeApp
+from .helpers import MakeApp
 from .sample import replay_feed
 
 RECORDING = Path(__file__).parents[2] / "recordings" / "sim-sustain-1b-v2.jsonl"
@@ -31,14 +31,12 @@ def test_the_tag_is_the_latest_start_lines_when_no_plan_names_it() -> None:
     assert "tag plan-v1" in status_text(session, "x", "plan-v1").plain
 
 
-def test_the_plan_tag_comes_from_a_recordings_header() -> None:
-    assert open_source(RECORDING).tag == "sim-sustain-1b-v2"
+def test_a_replay_of_a_recording_carries_its_headers_plan_tag() -> None:
+    assert ReplayFeed.open(RECORDING).tag == "sim-sustain-1b-v2"
 
 
 async def test_the_status_line_shows_the_feeds_tag(make_app: MakeApp) -> None:
-    feed = replay_feed()
-    feed.tag = "plan-tag"  # what a ReplayFeed built from a recording's header will carry
-    app = make_app(feed=feed)
+    app = make_app(feed=replay_feed(tag="plan-tag"))  # as a recording's header gives it
     async with app.run_test(size=(120, 40)) as pilot:
         app.redraw(force=True)
         await pilot.pause()

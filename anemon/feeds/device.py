@@ -1,0 +1,77 @@
+"""Live feeds read from a phone by a device backend (`anemon watch --device KIND`)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from anemon.devices.base import ConsoleSource, Device
+from anemon.errors import AnemonError
+from anemon.feeds.live import LiveFeed, until_stopped
+from anemon.pipeline import LineFeed, Pipeline, read_telemetry
+
+TELEMETRY_S = 10.0
+"""How often host telemetry (battery, temperature, disk) is read."""
+
+
+class OnDevice(LiveFeed):
+    """What a feed read from a device shares: connect, read host telemetry beside the app's
+    lines (`follow`, in the subclass) until stopped or the lines end, let go of the device."""
+
+    def __init__(
+        self, device: Device, bundle: str, title: str, source: str, pipeline: Pipeline
+    ) -> None:
+        super().__init__(title, pipeline)
+        self.device = device
+        self.bundle = bundle
+        self._lines = LineFeed(pipeline, source)
+
+    async def run(self) -> None:
+        info = await self.device.connect()
+        self.title = f"{info.name} ({info.kind}): {self.bundle}"
+        try:
+            await until_stopped(self._stop, self.follow(), self._telemetry())
+        finally:
+            await self.device.close()
+
+    async def follow(self) -> None:
+        """Feed the app's lines to the pipeline until they end."""
+        raise NotImplementedError
+
+    async def _telemetry(self) -> None:
+        while True:
+            await read_telemetry(self.pipeline, self.device, self.device.kind)
+            await asyncio.sleep(TELEMETRY_S)
+
+
+class DeviceFeed(OnDevice):
+    """The app's log in its container, mirrored to `mirror` by the backend."""
+
+    def __init__(
+        self, device: Device, bundle: str, log: str, mirror: Path, pipeline: Pipeline
+    ) -> None:
+        super().__init__(device, bundle, f"{device.kind}: {bundle}/{log}",
+                         f"{device.kind}:{log}", pipeline)  # fmt: skip
+        self.log = log
+        self.mirror = mirror
+
+    async def follow(self) -> None:
+        async for batch in self.device.follow_log(self.bundle, self.log, self.mirror):
+            self._lines.feed_items(batch)
+
+
+class ConsoleFeed(OnDevice):
+    """The app's console lines (os_trace) instead of its mirrored log: live only, so lines the
+    app printed while the phone was unreachable are lost (the mirrored log has them)."""
+
+    def __init__(self, device: Device, bundle: str, process: str, pipeline: Pipeline) -> None:
+        if not isinstance(device, ConsoleSource):
+            raise AnemonError(f"the {device.kind} backend has no console (os_trace)")
+        super().__init__(device, bundle, f"{device.kind}: {bundle} console:{process}",
+                         f"{device.kind}:console:{process}", pipeline)  # fmt: skip
+        self.console: ConsoleSource = device
+        self.process = process
+
+    async def follow(self) -> None:
+        async for line in self.console.console(self.process):
+            self._lines.feed((line,))

@@ -1,0 +1,154 @@
+"""THE way any feed is run, by the dashboard, headless mode and every command.
+
+`run_feed` runs a feed to its end, or until it is stopped (the operator leaves the view, or
+SIGINT/SIGTERM); lets it read what is pending, for at most `STOP_TIMEOUT_S`; closes it (the
+recording) whatever happened; and raises again what the feed failed with. `run_feed_sync` is
+the same from synchronous code, on the event loop the feed's clock needs (a plan run at speed
+`max` runs on its VirtualClock's loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from anemon.clock import RealClock
+from anemon.feeds import Feed
+
+STOP_TIMEOUT_S = 10.0
+"""How long (real seconds) a stopped feed may take to read what is pending before it is cut."""
+DRAIN_POLL_S = 0.1
+"""How often (loop seconds) the drain looks at the real clock: a virtual loop's time jumps."""
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class View(Protocol):
+    """What shows a feed while it runs (the dashboard). Headless there is none: events reach
+    the printer through `Feed.subscribe`."""
+
+    async def show(self) -> None:
+        """Until the operator leaves."""
+        ...
+
+    def leave(self) -> None:
+        """Leave now, as the operator would (a signal came)."""
+        ...
+
+    def failed(self, error: BaseException) -> None:
+        """The feed failed while shown: say so (`run_feed` raises it again once left)."""
+        ...
+
+
+@dataclass
+class Ending:
+    """How a run of a feed ended."""
+
+    signal: str | None = None
+    """The signal that stopped it ("SIGINT", "SIGTERM"), if one did."""
+
+
+def run_feed_sync(
+    feed: Feed, view: View | None = None, *, timeout: float = STOP_TIMEOUT_S
+) -> Ending:
+    """`run_feed` on the loop the feed's clock needs (its own, for a VirtualClock)."""
+    main = run_feed(feed, view, timeout=timeout)
+    clock = feed.clock
+    return clock.run(main) if isinstance(clock, RealClock) else asyncio.run(main)
+
+
+async def run_feed(
+    feed: Feed, view: View | None = None, *, timeout: float = STOP_TIMEOUT_S
+) -> Ending:
+    """Run `feed` until it ends (headless) or the view is left; SIGINT/SIGTERM stop it.
+
+    A view showing a replay drives it (the dashboard's timer ticks it, the operator pauses and
+    seeks), so `feed.run()` is started only headless or for a live feed.
+    """
+    ending = Ending()
+    stopped = asyncio.Event()
+
+    def stop(why: str) -> None:
+        if not stopped.is_set():
+            stopped.set()
+            feed.stop(why)
+
+    def on_signal(sig: signal.Signals) -> None:
+        ending.signal = ending.signal or sig.name
+        stop(sig.name)
+        if view is not None:
+            view.leave()
+
+    runner: asyncio.Task[None] | None = None
+    if view is None or feed.replay is None:
+        runner = asyncio.create_task(feed.run(), name="anemon-feed")
+    installed = _install(on_signal)
+    try:
+        if view is not None:
+            if runner is not None:
+                runner.add_done_callback(_reporter(view))
+            await view.show()
+        elif runner is not None:
+            await _first(runner, stopped)
+    finally:
+        try:
+            if runner is not None:
+                if not runner.done():
+                    stop("quit")
+                await _drain(runner, timeout)
+        finally:
+            _remove(installed)
+            feed.close()
+    return ending
+
+
+async def _first(runner: asyncio.Task[None], stopped: asyncio.Event) -> None:
+    """Until the feed ends or is asked to stop."""
+    waiting = asyncio.ensure_future(stopped.wait())
+    try:
+        await asyncio.wait((runner, waiting), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+
+
+async def _drain(runner: asyncio.Task[None], timeout: float) -> None:
+    """Let a stopped feed read what is pending (at most `timeout` real seconds, however the
+    loop's time runs), cut it after; raise what it failed with."""
+    deadline = time.monotonic() + timeout
+    while not runner.done() and (left := deadline - time.monotonic()) > 0:
+        await asyncio.wait((runner,), timeout=min(left, DRAIN_POLL_S))
+    runner.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await runner
+
+
+def _reporter(view: View) -> Callable[[asyncio.Task[None]], None]:
+    def done(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            view.failed(error)
+
+    return done
+
+
+def _install(handler: Callable[[signal.Signals], None]) -> list[signal.Signals]:
+    """SIGINT/SIGTERM → `handler(sig)` on the running loop; none where the loop cannot (not
+    the main thread, or no Unix signals)."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in SIGNALS:
+        try:
+            loop.add_signal_handler(sig, handler, sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue
+        installed.append(sig)
+    return installed
+
+
+def _remove(installed: list[signal.Signals]) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in installed:
+        loop.remove_signal_handler(sig)

@@ -1,0 +1,76 @@
+"""The base of every live feed: a pipeline (session + recording), a stop, the operator's notes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+
+from anemon.clock import Clock
+from anemon.events import MarkerEvent
+from anemon.feeds import Listener, RunControls
+from anemon.pipeline import Pipeline
+from anemon.store import Session
+
+
+class LiveFeed:
+    """A live session on `pipeline`. The base reads nothing itself: its `run` waits until
+    stopped while whoever holds the pipeline emits (a test, a benchmark); subclasses read a
+    source until it ends or they are stopped."""
+
+    replay: None = None
+
+    def __init__(
+        self,
+        title: str,
+        pipeline: Pipeline,
+        *,
+        tag: str | None = None,
+        controls: RunControls | None = None,
+    ) -> None:
+        self.title = title
+        self.tag = tag
+        self.pipeline = pipeline
+        self.controls = controls
+        self._stop = asyncio.Event()
+
+    @property
+    def session(self) -> Session:
+        return self.pipeline.session
+
+    @property
+    def clock(self) -> Clock:
+        return self.pipeline.clock
+
+    def subscribe(self, listener: Listener) -> None:
+        self.pipeline.subscribe(listener)
+
+    def marker(self, note: str) -> None:
+        t, wall = self.pipeline.stamp()
+        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+
+    def stop(self, why: str = "quit") -> None:
+        self._stop.set()
+
+    async def run(self) -> None:
+        await self._stop.wait()
+
+    def close(self) -> None:
+        self.pipeline.close()
+
+
+async def until_stopped(stop: asyncio.Event, *work: Awaitable[None]) -> None:
+    """Run `work` side by side until `stop` is set (one of them ending sets it too); then
+    cancel the rest and re-raise what any of them failed with."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    for task in tasks:
+        task.add_done_callback(lambda _: stop.set())
+    try:
+        await stop.wait()
+        await asyncio.sleep(0)  # let a batch already read reach the pipeline
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in tasks:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error

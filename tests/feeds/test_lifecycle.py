@@ -1,0 +1,128 @@
+"""`run_feed` headless: to the end or a signal, drained within a bound, always closed, a
+failure raised again; `run_feed_sync` on the loop the feed's clock needs."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import signal
+import time
+
+import pytest
+
+from anemon.clock import VirtualClock
+from anemon.control.plan import parse_plan
+from anemon.events import TrialEvent
+from anemon.feeds.lifecycle import run_feed, run_feed_sync
+from anemon.feeds.live import LiveFeed
+from anemon.feeds.plan import PlanRun
+from anemon.feeds.replay import ReplayFeed
+from anemon.pipeline import Pipeline
+from tests.ui.helpers import StepLog
+from tests.ui.sample import sustained
+
+
+class EndsAlone(StepLog):
+    async def run(self) -> None:
+        await asyncio.sleep(0)
+        self.steps.append("ended")
+
+
+async def test_a_feed_that_ends_is_closed_once_and_not_stopped() -> None:
+    feed = EndsAlone()
+    ending = await run_feed(feed)
+    assert feed.steps == ["ended", "close"]
+    assert ending.signal is None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+async def test_a_signal_stops_drains_and_closes(sig: signal.Signals) -> None:
+    class Signalled(StepLog):
+        async def run(self) -> None:
+            os.kill(os.getpid(), sig)
+            await super().run()
+
+    feed = Signalled()
+    ending = await run_feed(feed)
+    assert feed.steps == [f"stop ({sig.name})", "drained", "close"]
+    assert ending.signal == sig.name
+
+
+@pytest.mark.parametrize(
+    ("sig", "default"),
+    [(signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)],
+)
+async def test_the_signal_handlers_are_removed_after(sig: signal.Signals, default: object) -> None:
+    await run_feed(EndsAlone())
+    assert signal.getsignal(sig) == default
+
+
+async def test_a_feed_that_does_not_drain_in_time_is_cut_and_still_closed() -> None:
+    class Deaf(StepLog):
+        async def run(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(3600)
+
+    feed = Deaf()
+    start = time.monotonic()
+    ending = await run_feed(feed, timeout=0.2)
+    assert time.monotonic() - start < 5
+    assert feed.steps == ["stop (SIGINT)", "close"]
+    assert ending.signal == "SIGINT"
+
+
+async def test_a_feed_failure_is_raised_after_the_recording_is_closed() -> None:
+    class Broken(StepLog):
+        async def run(self) -> None:
+            raise RuntimeError("device gone")
+
+    feed = Broken()
+    with pytest.raises(RuntimeError, match="device gone"):
+        await run_feed(feed)
+    assert feed.steps == ["close"]
+
+
+async def test_a_replay_is_played_through_headless_and_its_events_seen() -> None:
+    feed = ReplayFeed(sustained(), "sample", speed=math.inf)
+    seen: list[object] = []
+    feed.subscribe(seen.append)
+    await run_feed(feed)
+    assert feed.replay.finished
+    assert len(seen) == len(feed.replay.events)
+
+
+def test_a_virtual_clock_runs_the_feed_on_its_own_loop() -> None:
+    clock = VirtualClock()
+    loops = []
+
+    class Once(LiveFeed):
+        async def run(self) -> None:
+            loops.append(asyncio.get_running_loop())
+
+    run_feed_sync(Once("virtual", Pipeline(clock=clock)))
+    assert loops == [clock.loop]
+
+
+PLAN = """
+tag = "s"
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+[[arms]]
+name = "minicpm5_1b_gpu_int8"
+"""
+
+
+def test_sigint_aborts_a_plan_run_with_the_signal_in_the_record() -> None:
+    feed = PlanRun(parse_plan(PLAN, "s.toml"), VirtualClock(limit_s=6 * 3600.0))
+
+    def interrupt_at_the_first_trial(event: object) -> None:
+        if isinstance(event, TrialEvent) and event.trial == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    feed.subscribe(interrupt_at_the_first_trial)
+    ending = run_feed_sync(feed)
+    assert ending.signal == "SIGINT"
+    assert feed.result is not None and feed.result.aborted and feed.result.exit_status == 130
+    assert [m.note for m in feed.session.markers] == ["abort session (SIGINT)"]
+    assert not any(o.status == "done" for o in feed.result.outcomes)
