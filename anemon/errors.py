@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 USAGE = 2
-"""Exit status for a wrong command line, plan or input file (spec/cli.md)."""
+"""Exit status for a wrong command line, plan or input file (docs/spec/cli.md)."""
 
 
 class AnemonError(Exception):

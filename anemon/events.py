@@ -135,7 +135,7 @@ Phase = Literal[
     "done",
     "aborted",
 ]
-"""The controller's phases, recorded as these strings (spec/cli.md)."""
+"""The controller's phases, recorded as these strings (docs/spec/cli.md)."""
 PHASES: tuple[Phase, ...] = get_args(Phase)
 
 

@@ -1,9 +1,10 @@
-"""The per-arm summary of spec/line-protocol.md, computed with pandas from the Session."""
+"""The per-arm summary of docs/spec/line-protocol.md, computed with pandas from the Session."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -125,8 +126,8 @@ def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if len(values) else None
 
 
-def _value(x: object) -> float | None:
+def _value(x: SupportsFloat | None) -> float | None:
     if x is None:
         return None
-    value = float(x)  # type: ignore[arg-type]
+    value = float(x)
     return None if math.isnan(value) else value

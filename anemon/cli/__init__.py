@@ -1,4 +1,4 @@
-"""The command line (spec/cli.md): one module per command, each with `add_parser` and `run`.
+"""The command line (docs/spec/cli.md): one module per command, each with `add_parser` and `run`.
 
 Errors are one line on stderr (a traceback only with --debug); usage errors exit 2.
 """
@@ -9,6 +9,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from anemon import __version__
 from anemon.cli.common import INTERRUPTED
@@ -19,7 +20,7 @@ COMMANDS = ("demo", "run", "watch", "replay", "summary", "export", "devices")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(USAGE, f"anemon: {message} (see 'anemon {self._command()}--help')\n")
 
     def _command(self) -> str:

@@ -1,4 +1,4 @@
-"""`anemon run PLAN.toml`: execute a bench plan (spec/plan.md) on a device or the simulator.
+"""`anemon run PLAN.toml`: execute a bench plan (docs/spec/plan.md) on a device or the simulator.
 
 Exit status: 0 every arm completed; 1 some arm failed or was aborted (the summary says which
 and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted

@@ -1,4 +1,4 @@
-"""What the app is given at launch (spec/line-protocol.md) and how refusals are retried."""
+"""What the app is given at launch (docs/spec/line-protocol.md) and how refusals are retried."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How each launch of an arm ended, and what the run's exit status is (spec/plan.md)."""
+"""How each launch of an arm ended, and what the run's exit status is (docs/spec/plan.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bench plans (spec/plan.md): TOML read and validated up front into frozen dataclasses.
+"""Bench plans (docs/spec/plan.md): TOML read and validated up front into frozen dataclasses.
 
 Every problem is one line naming the file, the line (where the key is written) and the key,
 and it is raised before anything touches a device.

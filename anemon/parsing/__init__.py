@@ -1,4 +1,4 @@
-"""Turning bench log lines into events (spec/line-protocol.md)."""
+"""Turning bench log lines into events (docs/spec/line-protocol.md)."""
 
 from anemon.parsing.protocol import LineParser
 

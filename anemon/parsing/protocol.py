@@ -1,6 +1,6 @@
 """The bench log line protocol, version 1: every line becomes exactly one event; nothing raises.
 
-Grammar (spec/line-protocol.md): `[ISO-8601 timestamp] [[tag]] KIND key=value ...`, a line
+Grammar (docs/spec/line-protocol.md): `[ISO-8601 timestamp] [[tag]] KIND key=value ...`, a line
 containing `ERROR:` is an error record, anything else is a text record.
 """
 

@@ -1,1 +1,1 @@
-"""Recordings: JSON Lines, a header then one event per line (spec/cli.md "Recordings")."""
+"""Recordings: JSON Lines, a header then one event per line (docs/spec/cli.md "Recordings")."""

@@ -8,7 +8,7 @@ of docs/domain.md; docs/devices.md says how the `sim` backend drives it.
 
 from anemon.simulator.battery import BatteryParams
 from anemon.simulator.config import FAULTS, SimArmConfig, SimConfig
-from anemon.simulator.faults import LaunchRefused
+from anemon.simulator.faults import SimLaunchRefused
 from anemon.simulator.phone import PhoneTelemetry, SimulatedIPhone
 from anemon.simulator.profiles import PROFILES, ArmProfile
 from anemon.simulator.thermal import STATES, ThermalParams
@@ -19,10 +19,10 @@ __all__ = [
     "STATES",
     "ArmProfile",
     "BatteryParams",
-    "LaunchRefused",
     "PhoneTelemetry",
     "SimArmConfig",
     "SimConfig",
+    "SimLaunchRefused",
     "SimulatedIPhone",
     "ThermalParams",
 ]

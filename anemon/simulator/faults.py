@@ -9,7 +9,7 @@ INSTALL_SETTLE_S = 8.0
 """After an install, launches are refused this long (the scripts slept ~10 s)."""
 
 
-class LaunchRefused(Exception):
+class SimLaunchRefused(Exception):
     """The launch died before the app printed anything (CoreDeviceError 10002)."""
 
     def __init__(
@@ -45,13 +45,13 @@ class LaunchGate:
         self._busy_until = max(self._busy_until, now + seconds)
 
     def check(self, now: float, model: str | None) -> None:
-        """Raise LaunchRefused if a launch of `model` (None: no arm) is refused now."""
+        """Raise SimLaunchRefused if a launch of `model` (None: no arm) is refused now."""
         if self.locked:
-            raise LaunchRefused(reason="Locked", transient=False, detail="unlock the phone")
+            raise SimLaunchRefused(reason="Locked", transient=False, detail="unlock the phone")
         if self._installed_at is not None and now - self._installed_at < INSTALL_SETTLE_S:
-            raise LaunchRefused(detail="the app was just installed; retry in a few seconds")
+            raise SimLaunchRefused(detail="the app was just installed; retry in a few seconds")
         if now < self._busy_until:
-            raise LaunchRefused(reason="Busy", detail="Application failed preflight checks")
+            raise SimLaunchRefused(reason="Busy", detail="Application failed preflight checks")
         if model is not None:
             self._check_arm(now, model)
 
@@ -63,6 +63,6 @@ class LaunchGate:
         if arm is None:
             return
         if arm.fault == "refuse_launch" and attempt <= arm.fault_count:
-            raise LaunchRefused(detail="The operation couldn't be completed")
+            raise SimLaunchRefused(detail="The operation couldn't be completed")
         if arm.fault == "busy" and now - first < arm.fault_at_s:
-            raise LaunchRefused(reason="Busy", detail="Application failed preflight checks")
+            raise SimLaunchRefused(reason="Busy", detail="Application failed preflight checks")

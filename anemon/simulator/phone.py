@@ -73,7 +73,7 @@ class SimulatedIPhone:
         self.gate.installed(self.now)
 
     def launch(self, bundle: str, env: Mapping[str, str]) -> int:
-        """Start the app; its pid. Raises LaunchRefused. Replaces a running instance."""
+        """Start the app; its pid. Raises SimLaunchRefused. Replaces a running instance."""
         params = parse_env(env)
         self.gate.check(self.now, params.model if params.mode != "idle" else None)
         for pid in [p for p, a in self._apps.items() if a.setup.bundle == bundle]:

@@ -1,4 +1,4 @@
-"""The per-arm summary of spec/line-protocol.md and its renderings."""
+"""The per-arm summary of docs/spec/line-protocol.md and its renderings."""
 
 from __future__ import annotations
 

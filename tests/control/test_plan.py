@@ -1,4 +1,4 @@
-"""Plans: spec/plan.md's example is accepted as written; every problem names file, line, key."""
+"""Plans: docs/spec/plan.md's example is accepted as written; each problem names file, line, key."""
 
 from __future__ import annotations
 

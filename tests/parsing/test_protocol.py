@@ -1,4 +1,4 @@
-"""Each rule of spec/line-protocol.md, one test or parametrised case each."""
+"""Each rule of docs/spec/line-protocol.md, one test or parametrised case each."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from anemon.simulator import LaunchRefused, SimArmConfig, SimConfig, SimulatedIPhone
+from anemon.simulator import SimArmConfig, SimConfig, SimLaunchRefused, SimulatedIPhone
 
 from .logparse import BUNDLE, env, kinds, log, parse, run
 
@@ -17,10 +17,10 @@ def faulty(arm: str, fault: str, **settings: float) -> SimulatedIPhone:
     return SimulatedIPhone(SimConfig(arms={arm: config}))
 
 
-def refusal(sim: SimulatedIPhone, model: str = ANE) -> LaunchRefused | None:
+def refusal(sim: SimulatedIPhone, model: str = ANE) -> SimLaunchRefused | None:
     try:
         sim.launch(BUNDLE, env(model))
-    except LaunchRefused as refused:
+    except SimLaunchRefused as refused:
         return refused
     return None
 

@@ -25,8 +25,7 @@ from anemon.devices.base import (
     Telemetry,
 )
 from anemon.devices.pulled import follow_pulled
-from anemon.simulator import LaunchRefused as SimRefused
-from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
+from anemon.simulator import SimArmConfig, SimConfig, SimLaunchRefused, SimulatedIPhone
 from anemon.sources.items import LogItem
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ class SimDevice(Installer):
         self._reachable()
         try:
             return self.phone.launch(bundle, env)
-        except SimRefused as e:
+        except SimLaunchRefused as e:
             raise LaunchRefused(str(e), transient=e.transient, code=e.code) from e
 
     async def terminate(self, pid: int) -> None:
