@@ -205,6 +205,10 @@ class TelemetryEvent(Event):
     temperature_c: float | None = None
     free_gb: float | None = None
     total_gb: float | None = None
+    power_w: float | None = None
+    """Device power from the battery's current x voltage, positive = drawing (v2)."""
+    charging: bool | None = None
+    plugged: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

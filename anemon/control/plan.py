@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 THERMAL_UNTIL = ("nominal", "fair", "serious", "none")
 DEVICE_KINDS = ("sim", "devicectl", "pymobiledevice3")
 PROTOCOLS = ("sustain", "ab")
+CONNECTIONS = ("usb", "network")
+BATTERY_PROTOCOLS = ("any", "unplugged", "plugged")
 ON_ERROR = ("abort", "next-arm")
 FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
 """The simulator's fault kinds (anemon.simulator.FAULTS; a test keeps the two equal)."""
@@ -46,6 +48,12 @@ class DeviceSpec:
     """UDID or name; empty = the only attached device."""
     poll_s: float = 2.0
     """How often the container log is pulled where the backend copies whole files."""
+    connect: str = "usb"
+    """pymobiledevice3: "usb", or "network" (Wi-Fi lockdown: the cable can be out)."""
+    host: str = ""
+    """The phone's address for connect = "network" ("" = find it)."""
+    power_s: float = 1.0
+    """How often device power (battery current x voltage) is read."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,9 @@ class ProtocolSpec:
     gen: int = 256
     rounds: int = 2
     trials: int = 5
+    battery: str = "any"
+    """"unplugged": the battery protocol (unplug before the first arm, replug after the
+    last); "plugged": the phone must charge; "any": no check."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,8 @@ class SimArmSpec:
     fault: str = "none"
     fault_at_s: float = 0.0
     fault_count: int = 1
+    power_w: float = 0.0
+    """Device power while decoding at the burst rate; 0 = the profile's."""
 
 
 @dataclass(frozen=True)
@@ -205,8 +218,10 @@ class _Reader:
         tag = self.value(data["tag"], ("tag",), str)
         if not _TAG.fullmatch(tag):
             raise self.error(("tag",), f"{tag!r}: only letters, digits, '.', '_', '-'")
-        device = self.section(data, "device", DeviceSpec, {"poll_s": _positive})
+        device_checks = {"poll_s": _positive, "power_s": _positive}
+        device = self.section(data, "device", DeviceSpec, device_checks)
         self.choice(device.kind, ("device", "kind"), DEVICE_KINDS)
+        self.choice(device.connect, ("device", "connect"), CONNECTIONS)
         app = self.section(data, "app", AppSpec, {"bundle": _nonempty, "log": _nonempty})
         protocol = self.protocol(data)
         cooldown = self.cooldown(data)
@@ -221,6 +236,7 @@ class _Reader:
         checks = {name: _positive for name in ("seconds", "prompt", "gen", "rounds", "trials")}
         protocol = self.section(data, "protocol", ProtocolSpec, checks)
         self.choice(protocol.kind, ("protocol", "kind"), PROTOCOLS)
+        self.choice(protocol.battery, ("protocol", "battery"), BATTERY_PROTOCOLS)
         return protocol
 
     def cooldown(self, data: dict[str, Any]) -> CooldownSpec:
@@ -296,7 +312,8 @@ class _Reader:
         key: _Key = ("sim", "arms", arm.name)
         if not isinstance(table, dict):
             raise self.error(key, "must be a table")
-        checks = {"fault_at_s": _not_negative, "fault_count": _not_negative}
+        checks = {"fault_at_s": _not_negative, "fault_count": _not_negative,
+                  "power_w": _not_negative}  # fmt: skip
         spec = self.fields(table, key, SimArmSpec, checks, defaults={"profile": arm.model})
         self.choice(spec.fault, (*key, "fault"), FAULTS)
         if used:

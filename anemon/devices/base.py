@@ -43,6 +43,8 @@ class Telemetry:
     """Battery temperature, the host's only proxy for heat."""
     free_gb: float | None = None
     total_gb: float | None = None
+    power_w: float | None = None
+    """Device power (battery current x voltage), positive = drawing; None: not read."""
 
     @property
     def battery_state(self) -> str | None:
@@ -60,7 +62,8 @@ class Telemetry:
         return TelemetryEvent(
             t=t, wall=wall, arm=arm, source=source, battery=self.battery,
             battery_state=self.battery_state, temperature_c=self.temperature_c,
-            free_gb=self.free_gb, total_gb=self.total_gb,
+            free_gb=self.free_gb, total_gb=self.total_gb, power_w=self.power_w,
+            charging=self.charging, plugged=self.plugged,
         )  # fmt: skip
 
 

@@ -116,7 +116,11 @@ class Session:
     free_gb: Series = field(default_factory=Series)
     temperature_c: Series = field(default_factory=Series)
     """Battery temperature read by the host (telemetry)."""
+    power_w: Series = field(default_factory=Series)
+    """Device power read by the host (telemetry), positive = drawing."""
     battery_state: str | None = None
+    charging: bool | None = None
+    """The host's last word on charging (None: it has not said)."""
     counts: Counter[str] = field(default_factory=Counter)
     warnings: int = 0
     phase: PhaseEvent | None = None
@@ -202,6 +206,9 @@ class Session:
         self.battery.append(event.t, event.battery)
         self.free_gb.append(event.t, event.free_gb)
         self.temperature_c.append(event.t, event.temperature_c)
+        self.power_w.append(event.t, event.power_w)
+        if event.charging is not None:
+            self.charging = event.charging
         if event.battery_state is not None:
             self.battery_state = event.battery_state
 

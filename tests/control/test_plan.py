@@ -118,6 +118,51 @@ def test_each_problem_names_file_line_and_key(old, new, line, key, problem):
     assert problem in message and "\n" not in message
 
 
+V2_KEYS = """
+tag = "x"
+[device]
+kind = "pymobiledevice3"
+connect = "network"
+host = "192.0.2.7"
+power_s = 0.5
+[protocol]
+battery = "unplugged"
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+[sim.arms.minicpm5_1b_ane_pal8]
+power_w = 4.0
+"""
+
+
+def test_the_version_2_keys_are_read():
+    plan = parse_plan(V2_KEYS, "p.toml")
+    assert (plan.device.connect, plan.device.host, plan.device.power_s) == (
+        "network", "192.0.2.7", 0.5)  # fmt: skip
+    assert plan.protocol.battery == "unplugged"
+    assert plan.sim.arms["minicpm5_1b_ane_pal8"].power_w == 4.0
+
+
+def test_the_version_2_keys_default_to_version_1_behaviour():
+    plan = parse_plan('tag = "x"\n[[arms]]\nname = "qwen3_1_7b_ane"\n')
+    assert (plan.device.connect, plan.device.power_s, plan.protocol.battery) == ("usb", 1.0, "any")
+    assert plan.sim.arms["qwen3_1_7b_ane"].power_w == 0.0
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "problem"),
+    [
+        ('connect = "network"', 'connect = "bluetooth"', "device.connect", "not one of"),
+        ("power_s = 0.5", "power_s = 0", "device.power_s", "must be > 0"),
+        ('battery = "unplugged"', 'battery = "drained"', "protocol.battery", "not one of"),
+        ("power_w = 4.0", "power_w = -1", "sim.arms.minicpm5_1b_ane_pal8.power_w", "must be >= 0"),
+    ],
+)
+def test_each_bad_version_2_value_names_its_key(old, new, key, problem):
+    with pytest.raises(PlanError) as e:
+        parse_plan(V2_KEYS.replace(old, new, 1), "p.toml")
+    assert f": {key}: " in str(e.value) and problem in str(e.value)
+
+
 def test_a_stall_fault_is_accepted():
     plan = parse_plan(EXAMPLE.replace('fault = "none"', 'fault = "stall"', 1), "p.toml")
     assert plan.sim.arms["minicpm5_1b_ane_pal8"].fault == "stall"
