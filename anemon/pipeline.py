@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from anemon.clock import Clock, RealClock
-from anemon.devices.base import Device, DeviceError, Telemetry
-from anemon.events import Event, GapEvent, ResetEvent
+from anemon.devices.base import Device, DeviceError, PowerSource, Telemetry
+from anemon.events import Event, GapEvent, MarkerEvent, ResetEvent
 from anemon.parsing import LineParser
 from anemon.recording.writer import Recorder
 from anemon.sources.items import LogGap, LogItem, LogReset
@@ -96,3 +96,68 @@ async def read_telemetry(
         t, wall = pipeline.stamp()
         pipeline.emit(reading.event(t=t, wall=wall, source=source, arm=arm))
     return reading
+
+
+POWER_BACK = "power readings are back"
+
+
+def power_source(device: Device) -> str:
+    """The `source` of power readings, their gaps and warnings (apart from the log's gaps)."""
+    return f"{device.kind}:power"
+
+
+async def poll_power(
+    pipeline: Pipeline,
+    device: Device,
+    clock: Clock | None = None,
+    every_s: float | None = None,
+    arm_of: Callable[[], str | None] = lambda: None,
+    *,
+    source: str | None = None,
+) -> None:
+    """Read device power every `every_s` (default: the device's `power_s`) until cancelled.
+
+    Returns at once when the device is not a PowerSource (devicectl reads no power). Each
+    reading is a telemetry event (power_w, charging, plugged, battery, temperature_c); a failed
+    read opens a gap (`GapEvent` begin, once) that the next good read closes, never a crash;
+    the first of a run of absurd readings (counted by the device in `power_warnings`) is a
+    marker. Paced by `clock` (default the pipeline's), so a virtual clock runs it
+    deterministically. `arm_of` names the arm the readings belong to, at the moment of each.
+    """
+    if not isinstance(device, PowerSource):
+        return
+    clock = clock or pipeline.clock
+    every = every_s or device.power_s
+    source = source or power_source(device)
+    in_gap = False
+    dropping = False
+    while True:
+        warned = device.power_warnings
+        try:
+            reading = await device.power()
+        except DeviceError as e:
+            if not in_gap:
+                _emit_gap(pipeline, source, arm_of(), "begin", str(e))
+                in_gap = True
+        else:
+            if in_gap:
+                _emit_gap(pipeline, source, arm_of(), "end", POWER_BACK)
+                in_gap = False
+            if reading is not None:
+                t, wall = pipeline.stamp()
+                pipeline.emit(reading.event(t=t, wall=wall, source=source, arm=arm_of()))
+            dropped = device.power_warnings > warned
+            if dropped and not dropping:
+                t, wall = pipeline.stamp()
+                note = (
+                    "dropped an absurd power reading (|current| > 10 A or voltage outside "
+                    f"2.5-5 V); {device.power_warnings} so far"
+                )
+                pipeline.emit(MarkerEvent(t=t, wall=wall, arm=arm_of(), source=source, note=note))
+            dropping = dropped
+        await clock.sleep(every)
+
+
+def _emit_gap(pipeline: Pipeline, source: str, arm: str | None, state: str, reason: str) -> None:
+    t, wall = pipeline.stamp()
+    pipeline.emit(GapEvent(t=t, wall=wall, arm=arm, source=source, state=state, reason=reason))

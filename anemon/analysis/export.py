@@ -15,6 +15,8 @@ from anemon.store import Session
 
 FORMATS = ("csv", "parquet", "json", "md")
 _INT_COLUMNS = ("trial", "round", "gen")
+_BOOL_COLUMNS = ("warmup", "charging", "plugged")
+_FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w")
 
 
 def export_frame(session: Session) -> pd.DataFrame:
@@ -43,16 +45,31 @@ def _telemetry_row(event: TelemetryEvent) -> dict[str, object]:
 
 
 def _tidy(table: pd.DataFrame) -> pd.DataFrame:
-    """Readable types: thermal as names, warm-up as bool, counts as nullable integers."""
+    """Readable types: thermal as names, flags as nullable booleans (warm-up, charging,
+    plugged), counts as nullable integers, readings as floats (a recorded value that is not a
+    number, which only a damaged recording has, is NaN)."""
     if "thermal" in table:
         names = pd.Series(THERMAL_NAMES)
         table["thermal"] = table["thermal"].map(lambda x: names.get(x) if x == x else None)
-    if "warmup" in table:
-        table["warmup"] = table["warmup"].map(lambda x: bool(x) if x == x else None)
+    for column in _BOOL_COLUMNS:
+        if column in table:
+            table[column] = table[column].map(_flag).astype("boolean")
     for column in _INT_COLUMNS:
         if column in table:
             table[column] = table[column].astype("Int64")
+    for column in _FLOAT_COLUMNS:
+        if column in table:
+            table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64")
     return table
+
+
+def _flag(value: object) -> bool | None:
+    """True/False for a flag (a trial's warm-up is 0.0 or 1.0); None for a missing one."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value == value:
+        return bool(value)
+    return None
 
 
 def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:

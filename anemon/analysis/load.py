@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from anemon.recording.reader import open_source
 from anemon.store import Session
@@ -16,10 +17,25 @@ class Loaded:
     session: Session
     warnings: int
     """Lines that were torn, too long, not JSON, or with values that did not parse."""
+    device: str | None = None
+    """The device backend a recording was made with ("sim", "devicectl", ...); None for a
+    raw log or a recording that does not say."""
 
 
 def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
     readers = [open_source(path) for path in paths]
     for reader in readers:
         session = Session.from_events(reader)
-        yield Loaded(reader.path, session, reader.warnings)
+        yield Loaded(reader.path, session, reader.warnings, device_kind(reader.header))
+
+
+def device_kind(header: Mapping[str, Any] | None) -> str | None:
+    """The backend named by a recording's header: its device, else its plan's `device.kind`."""
+    if header is None:
+        return None
+    plan = header.get("plan")
+    for device in (header.get("device"), plan.get("device") if isinstance(plan, Mapping) else None):
+        kind = device.get("kind") if isinstance(device, Mapping) else None
+        if isinstance(kind, str) and kind:
+            return kind
+    return None

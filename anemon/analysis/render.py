@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -24,7 +27,26 @@ COLUMNS = (
     "serious at",
     "battery",
     "errors",
+    "W mean",
+    "J/token",
 )
+DROP_ORDER = (
+    "min / max",
+    "serious at",
+    "prefill mean",
+    "battery",
+    "first 3 → last 3",
+    "tokens",
+    "errors",
+    "W mean",
+    "trials",
+    "thermal",
+    "decode mean",
+    "J/token",
+)
+"""The columns a narrow terminal loses first (the arm's name is never dropped)."""
+NO_POWER_DEVICES = frozenset({"devicectl"})
+"""Device backends that read no power (docs/devices.md): their recordings get a footnote."""
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -38,8 +60,22 @@ def per_round(summary: ArmSummary, pick: Callable[..., float | None], digits: in
     return fmt(pick(summary), digits)
 
 
-def cells(s: ArmSummary) -> tuple[str, ...]:
-    """The table's cells for one arm; thermal stands beside every figure."""
+SHORT_NOTES = {"no power samples": "no power", "span too short": "too short"}
+"""The energy notes as a narrow live table words them ("charging" stays as it is)."""
+
+
+def j_per_token(s: ArmSummary, short: bool = False) -> str:
+    """The figure, or why it is withheld ("charging", "no power samples", "span too short")."""
+    if s.j_per_token is not None:
+        return f"{s.j_per_token:,.4f}"
+    if s.energy_note is None:
+        return "—"
+    return SHORT_NOTES.get(s.energy_note, s.energy_note) if short else s.energy_note
+
+
+def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
+    """The table's cells for one arm; thermal stands beside every figure (`short`: the
+    energy notes in fewer words, for the live table)."""
     thermal = f"{thermal_name(s.thermal_start) or '—'} → {thermal_name(s.thermal_end) or '—'}"
     return (
         s.arm,
@@ -53,25 +89,116 @@ def cells(s: ArmSummary) -> tuple[str, ...]:
         "—" if s.serious_at_s is None else f"{s.serious_at_s:.0f} s",
         f"{fmt(s.battery_start, 0)} → {fmt(s.battery_end, 0)} %",
         str(s.errors),
+        fmt(s.power_w_mean, 2),
+        j_per_token(s, short),
     )
 
 
-def rich_table(summaries: Sequence[ArmSummary], title: str | None = None) -> Table:
-    """Cells and title are `Text`: arm names and paths are data, never markup."""
-    table = Table(title=Text(title) if title else None, header_style="bold")
-    for i, name in enumerate(COLUMNS):
-        table.add_column(name, justify="left" if i == 0 else "right")
-    for s in summaries:
-        table.add_row(*(Text(cell) for cell in cells(s)))
-    return table
+def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
+    """What a reader of the table needs to know about a withheld figure."""
+    if device in NO_POWER_DEVICES and any(s.energy_note == "no power samples" for s in summaries):
+        return [f"no power samples: {device} reads no power (pymobiledevice3 does)"]
+    return []
 
 
-def markdown(summaries: Sequence[ArmSummary]) -> str:
+@dataclass(frozen=True, slots=True)
+class SummaryTable:
+    """The rich table, laid out at print time for the console's width: it never cuts an arm
+    name or a number; it breaks cells in two at a space, else drops columns (DROP_ORDER)."""
+
+    summaries: Sequence[ArmSummary]
+    title: str | None = None
+    device: str | None = None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+    def table(self, width: int) -> Table:
+        rows = [cells(s) for s in self.summaries]
+        shown = list(range(len(COLUMNS)))
+        widths = _fit(rows, shown, width)
+        while widths is None and len(shown) > 1:
+            drop = next(n for n in DROP_ORDER if COLUMNS.index(n) in shown)
+            shown.remove(COLUMNS.index(drop))
+            widths = _fit(rows, shown, width)
+        notes = footnotes(self.summaries, self.device)
+        dropped = [COLUMNS[i] for i in range(len(COLUMNS)) if i not in shown]
+        if dropped:
+            notes.append("not shown (too narrow): " + ", ".join(dropped))
+        # cells and title are `Text`: arm names and paths are data, never markup
+        table = Table(
+            title=Text(self.title) if self.title else None,
+            caption=Text("\n".join(notes)) if notes else None,
+            header_style="bold",
+            caption_justify="left",
+        )
+        for i, w in zip(shown, widths or [None] * len(shown), strict=True):
+            table.add_column(
+                COLUMNS[i], justify="left" if i == 0 else "right", width=w, overflow="fold"
+            )
+        for row in rows:
+            table.add_row(*(Text(row[i]) for i in shown))
+        return table
+
+
+def rich_table(
+    summaries: Sequence[ArmSummary], title: str | None = None, device: str | None = None
+) -> SummaryTable:
+    """The table for a console (`device`: the recording's backend, for its footnote)."""
+    return SummaryTable(summaries, title, device)
+
+
+_PAD = 3
+"""Per column: one space either side and one border (plus one border for the table)."""
+
+
+def _fit(
+    rows: Sequence[Sequence[str]], shown: Sequence[int], width: int
+) -> list[int | None] | None:
+    """Content widths for the `shown` columns within `width`, each cell in at most two lines
+    broken at a space (never inside a word or a number); None if that cannot fit. All None
+    (rich's own layout) if every cell fits on one line."""
+    room = width - _PAD * len(shown) - 1
+    natural = [max(cell_len(text) for text in _column(rows, i)) for i in shown]
+    if sum(natural) <= room:
+        return [None] * len(shown)
+    least = [max(_two_lines(text) for text in _column(rows, i)) for i in shown]
+    spare = room - sum(least)
+    if spare < 0:
+        return None
+    widths: list[int | None] = list(least)
+    for k in sorted(range(len(shown)), key=lambda k: natural[k] - least[k]):
+        grow = min(spare, natural[k] - least[k])  # as many cells on one line as there is room
+        widths[k] = least[k] + grow
+        spare -= grow
+    return widths
+
+
+def _column(rows: Sequence[Sequence[str]], i: int) -> Iterator[str]:
+    yield COLUMNS[i]
+    for row in rows:
+        yield row[i]
+
+
+def _two_lines(text: str) -> int:
+    """The narrowest width that holds `text` in two lines broken at one of its spaces."""
+    words = text.split(" ")
+    best = cell_len(text)
+    for cut in range(1, len(words)):
+        left, right = " ".join(words[:cut]), " ".join(words[cut:])
+        best = min(best, max(cell_len(left), cell_len(right)))
+    return best
+
+
+def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
     def row(values: Sequence[str]) -> str:
         return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
 
     lines = [row(COLUMNS), "|" + "---|" * len(COLUMNS)]
     lines += [row(cells(s)) for s in summaries]
+    notes = footnotes(summaries, device)
+    if notes:
+        lines += ["", *notes]
     return "\n".join(lines) + "\n"
 
 

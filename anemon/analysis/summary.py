@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import SupportsFloat
+from itertools import compress
+from typing import Literal, SupportsFloat
 
 import numpy as np
 import pandas as pd
 
-from anemon.events import thermal_name
+from anemon.events import TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
+EnergyNote = Literal["charging", "no power samples", "span too short"]
+"""Why the energy figures are withheld (line-protocol.md, summary version 2)."""
+PLUGGED_STATES = frozenset({"charging", "full"})
+"""battery_state values that mean the phone was on the charger ("full" is plugged in)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +52,11 @@ class ArmSummary:
     battery_start: float | None
     battery_end: float | None
     errors: int
+    power_w_mean: float | None
+    energy_j: float | None
+    j_per_token: float | None
+    tokens_per_battery_pct: float | None
+    energy_note: EnergyNote | None
     rounds: tuple[RoundSummary, ...]
 
     def to_json(self) -> dict[str, object]:
@@ -64,12 +77,14 @@ def trials_frame(arm: ArmSeries) -> pd.DataFrame:
 
 def summarize(session: Session) -> list[ArmSummary]:
     """Every arm seen, in order of first appearance."""
-    return [summarize_arm(arm) for arm in session.arms.values()]
+    samples = PowerSamples.of(session.telemetry)
+    return [summarize_arm(arm, samples) for arm in session.arms.values()]
 
 
-def summarize_arm(arm: ArmSeries) -> ArmSummary:
+def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = None) -> ArmSummary:
     """Over the non-warm-up trials; numpy on the Session's columns, without copying them into
-    a DataFrame first: the live arms table recomputes this for arms of 100k trials and more."""
+    a DataFrame first: the live arms table recomputes this for arms of 100k trials and more
+    (and passes the arm's `Spans`, which it keeps for its energy figures)."""
     warmup = np.frombuffer(arm.columns["warmup"])
     timed = warmup == 0
     everyone = bool(timed.all())  # the common case: no copies
@@ -81,10 +96,15 @@ def summarize_arm(arm: ArmSeries) -> ArmSummary:
     thermal = _present(column["thermal"])
     battery = _present(column["battery"])
     serious = column["app_t"][column["thermal"] >= SERIOUS]
+    tokens = int(np.nansum(column["gen"]))
+    battery_start = _value(battery[0]) if len(battery) else None
+    battery_end = _value(battery[-1]) if len(battery) else None
+    spans = Spans.of(arm) if spans is None else spans
+    energy = energy_figures(spans, samples, tokens, battery_start, battery_end)
     return ArmSummary(
         arm=arm.name,
         trials=len(column["gen"]),
-        tokens=int(np.nansum(column["gen"])),
+        tokens=tokens,
         decode_mean=_mean(decode),
         decode_first3=_mean(decode[:3]),
         decode_last3=_mean(decode[-3:]),
@@ -94,11 +114,175 @@ def summarize_arm(arm: ArmSeries) -> ArmSummary:
         thermal_start=int(thermal[0]) if len(thermal) else None,
         thermal_end=int(thermal[-1]) if len(thermal) else None,
         serious_at_s=_value(serious[0]) if len(serious) else None,
-        battery_start=_value(battery[0]) if len(battery) else None,
-        battery_end=_value(battery[-1]) if len(battery) else None,
+        battery_start=battery_start,
+        battery_end=battery_end,
         errors=arm.errors,
+        power_w_mean=energy.power_w_mean,
+        energy_j=energy.energy_j,
+        j_per_token=energy.j_per_token,
+        tokens_per_battery_pct=energy.tokens_per_battery_pct,
+        energy_note=energy.energy_note,
         rounds=_rounds(column, arm.rounds),
     )
+
+
+class PowerSamples:
+    """The host's readings (telemetry) as arrays over session time, for the energy figures;
+    `update` reads only the readings that came since (the live arms table keeps one).
+
+    `power_w` is NaN where a reading had no power (devicectl, an older iOS, an IORegistry
+    without current or voltage); `plugged` is true where the reading said charging or plugged
+    (the v2 fields, or a version-1 recording's `battery_state`)."""
+
+    def __init__(self) -> None:
+        self._t = array("d")
+        self._power_w = array("d")
+        self._plugged = array("b")
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @classmethod
+    def of(cls, telemetry: Sequence[TelemetryEvent]) -> PowerSamples:
+        samples = cls()
+        samples.update(telemetry)
+        return samples
+
+    def __len__(self) -> int:
+        return len(self._t)
+
+    def update(self, telemetry: Sequence[TelemetryEvent]) -> None:
+        """Read the readings past those already read (`telemetry` only ever grows)."""
+        if len(telemetry) <= len(self._t):
+            return
+        for event in telemetry[len(self._t) :]:
+            self._t.append(_finite(event.t))
+            self._power_w.append(_finite(event.power_w))
+            self._plugged.append(_says_plugged(event))
+        self._arrays = None
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """t, power_w and plugged (copies: the buffers stay free to grow)."""
+        if self._arrays is None:
+            self._arrays = (
+                np.array(self._t, dtype=float),
+                np.array(self._power_w, dtype=float),
+                np.array(self._plugged, dtype=bool),
+            )
+        return self._arrays
+
+
+@dataclass(frozen=True, slots=True)
+class Spans:
+    """What an arm's trials say for its energy figures: its span in each round (launch) that
+    has timed trials, from the first to the last of them in session time, and whether a timed
+    trial said it was charging (`battery_state` charging, or full: plugged in)."""
+
+    bounds: tuple[tuple[float, float], ...]
+    plugged: bool
+
+    @classmethod
+    def of(cls, arm: ArmSeries) -> Spans:
+        timed = np.frombuffer(arm.columns["warmup"]) == 0
+        t = np.frombuffer(arm.columns["t"])
+        number = np.frombuffer(arm.columns["round"])
+        states: Iterable[str | None] = arm.battery_state
+        if not timed.all():
+            t, number = t[timed], number[timed]
+            states = compress(arm.battery_state, timed.tolist())
+        if not len(t):
+            return cls((), _any_plugged(states))
+        starts = np.concatenate(([0], np.flatnonzero(number[1:] != number[:-1]) + 1))
+        first = np.minimum.reduceat(t, starts)  # rounds come in order: one run of trials each
+        last = np.maximum.reduceat(t, starts)
+        bounds = tuple(zip(first.tolist(), last.tolist(), strict=True))
+        return cls(bounds, _any_plugged(states))
+
+
+@dataclass(frozen=True, slots=True)
+class Energy:
+    """The five energy keys of an arm's summary."""
+
+    power_w_mean: float | None = None
+    energy_j: float | None = None
+    j_per_token: float | None = None
+    tokens_per_battery_pct: float | None = None
+    energy_note: EnergyNote | None = None
+
+
+def energy_figures(
+    spans: Spans,
+    samples: PowerSamples,
+    tokens: int,
+    battery_start: float | None,
+    battery_end: float | None,
+) -> Energy:
+    """The energy figures of line-protocol.md "Sustained and energy figures".
+
+    The samples are the readings inside a span (its ends included). A span in which a
+    reading or a timed trial says charging or plugged gives no figure at all: a charging
+    phone's battery current is the charger's, not the load. Otherwise the power figures need
+    two power samples: the mean is over all of them, the energy is each round's trapezoid
+    between its own samples, added up; `tokens_per_battery_pct` needs only the battery drop."""
+    t, power_w, plugged = samples.arrays
+    inside = np.zeros(len(t), dtype=bool)
+    per_round = []
+    for lo, hi in spans.bounds:
+        here = (t >= lo) & (t <= hi)
+        inside |= here
+        per_round.append(here & ~np.isnan(power_w))
+    if spans.plugged or bool(plugged[inside].any()):
+        return Energy(energy_note="charging")
+    drop = None if battery_start is None or battery_end is None else battery_start - battery_end
+    per_pct = tokens / drop if drop is not None and drop >= 1 else None
+    count = sum(int(here.sum()) for here in per_round)
+    if count < 2:
+        note: EnergyNote = "no power samples" if count == 0 else "span too short"
+        return Energy(tokens_per_battery_pct=per_pct, energy_note=note)
+    joules = sum(_trapezoid(power_w[here], t[here]) for here in per_round)
+    energy_j = round(joules, 1)
+    return Energy(
+        power_w_mean=float(power_w[np.logical_or.reduce(per_round)].mean()),
+        energy_j=energy_j,
+        j_per_token=round(energy_j / tokens, 4) if tokens > 0 else None,
+        tokens_per_battery_pct=per_pct,
+    )
+
+
+def with_energy(summary: ArmSummary, spans: Spans, samples: PowerSamples) -> ArmSummary:
+    """`summary` with its energy figures recomputed from new readings (the live arms table:
+    far cheaper than the whole summary)."""
+    start, end = summary.battery_start, summary.battery_end
+    energy = energy_figures(spans, samples, summary.tokens, start, end)
+    return dataclasses.replace(summary, **asdict(energy))
+
+
+def _any_plugged(states: Iterable[object]) -> bool:
+    try:
+        return not PLUGGED_STATES.isdisjoint(states)
+    except TypeError:  # an unhashable state from a damaged recording: not a plugged word
+        return False
+
+
+def _says_plugged(event: TelemetryEvent) -> bool:
+    state = event.battery_state
+    return (
+        event.charging is True
+        or event.plugged is True
+        or (isinstance(state, str) and state in PLUGGED_STATES)
+    )
+
+
+def _trapezoid(power: np.ndarray, t: np.ndarray) -> float:
+    """Joules between the first and the last sample (none before one, or after the other)."""
+    return float(((power[1:] + power[:-1]) / 2 * np.diff(t)).sum())
+
+
+def _finite(value: object) -> float:
+    """A recorded number, or NaN for null, text, a bool or an infinity (never an error)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    number = float(value)
+    return number if math.isfinite(number) else math.nan
 
 
 def _rounds(column: dict[str, np.ndarray], launches: int) -> tuple[RoundSummary, ...]:

@@ -1,8 +1,10 @@
 """`anemon devices [--backend KIND|all] [--json]`: attached devices and what the host reads.
 
-Per device: name, udid, OS, battery %, charging, battery temperature, free and total disk.
-With `all`, a backend that cannot answer (no usbmuxd, no xcrun) is reported as unavailable
-instead of failing the command; asked for by name, its error is the command's error.
+Per device: name, udid, OS, battery %, charging, battery temperature, device power, free and
+total disk. devicectl reads none of these; for power, the table's column and the JSON's
+`power_note` say so ("not readable with devicectl"). With `all`, a backend that cannot answer
+(no usbmuxd, no xcrun) is reported as unavailable instead of failing the command; asked for by
+name, its error is the command's error.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass
 from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
 
 BACKENDS = ("sim", "pymobiledevice3", "devicectl")
+NO_POWER_DEVICECTL = "not readable with devicectl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +32,14 @@ class DeviceRow:
     charging: bool | None
     plugged: bool | None
     temperature_c: float | None
+    power_w: float | None
+    """Device power (battery current x voltage); while charging, the charger's."""
     free_gb: float | None
     total_gb: float | None
     error: str = ""
     """Why the readings are missing (locked, not paired, ...), or empty."""
+    power_note: str = ""
+    """Why power cannot be read with this backend, or empty."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,14 +111,19 @@ async def _devicectl() -> list[DeviceRow]:
     rows = []
     for d in devices:
         info = DeviceInfo("devicectl", d.udid or d.identifier, d.name, d.os_version, d.product_type)
-        rows.append(_row(info, None, "devicectl reads no battery, temperature or disk"))
+        rows.append(
+            _row(info, None, "devicectl reads no battery, temperature, disk or power",
+                 power_note=NO_POWER_DEVICECTL)
+        )  # fmt: skip
     return rows
 
 
 LISTERS = {"sim": _sim, "pymobiledevice3": _pmd3, "devicectl": _devicectl}
 
 
-def _row(info: DeviceInfo, t: Telemetry | None, error: str = "") -> DeviceRow:
+def _row(
+    info: DeviceInfo, t: Telemetry | None, error: str = "", *, power_note: str = ""
+) -> DeviceRow:
     t = t or Telemetry()
     return DeviceRow(
         backend=info.kind,
@@ -123,9 +135,11 @@ def _row(info: DeviceInfo, t: Telemetry | None, error: str = "") -> DeviceRow:
         charging=t.charging,
         plugged=t.plugged,
         temperature_c=t.temperature_c,
+        power_w=None if t.power_w is None else round(t.power_w, 3),
         free_gb=None if t.free_gb is None else round(t.free_gb, 2),
         total_gb=None if t.total_gb is None else round(t.total_gb, 2),
         error=error,
+        power_note=power_note,
     )
 
 
@@ -151,7 +165,8 @@ def _print_table(results: list[BackendResult]) -> None:
     from anemon.headless import make_console
 
     table = Table(title="Devices")
-    for column in ("backend", "name", "udid", "OS", "battery", "charging", "temp", "disk free"):
+    columns = ("backend", "name", "udid", "OS", "battery", "charging", "temp", "power", "disk free")
+    for column in columns:
         table.add_column(column)
     for row in (row for result in results for row in result.rows):
         cells = (row.backend, row.name, row.udid, row.os, *_readings(row))
@@ -166,14 +181,17 @@ def _print_table(results: list[BackendResult]) -> None:
                 print(f"{row.backend} {row.name}: {row.error}", file=sys.stderr)
 
 
-def _readings(row: DeviceRow) -> tuple[str, str, str, str]:
+def _readings(row: DeviceRow) -> tuple[str, str, str, str, str]:
     battery = "—" if row.battery_percent is None else f"{row.battery_percent:.0f} %"
     charging = {None: "—", True: "charging", False: "not charging"}[row.charging]
     if row.charging is False and row.plugged:
         charging = "plugged, not charging"
     temp = "—" if row.temperature_c is None else f"{row.temperature_c:.1f} °C"
+    power = row.power_note or "—"
+    if row.power_w is not None:
+        power = f"{row.power_w:.2f} W" + (" (charger)" if row.charging else "")
     disk = "—"
     if row.free_gb is not None:
         total = "" if row.total_gb is None else f" / {row.total_gb:.0f}"
         disk = f"{row.free_gb:.1f}{total} GB"
-    return battery, charging, temp, disk
+    return battery, charging, temp, power, disk

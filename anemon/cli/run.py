@@ -32,6 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("plan", type=Path, metavar="PLAN.toml")
     parser.add_argument("--device", choices=DEVICE_KINDS, help="override the plan's device.kind")
     parser.add_argument("--speed", type=speed, metavar="X|max", help="simulator clock speed")
+    parser.add_argument("--force", action="store_true",
+                        help="go on when a check fails (battery protocol)")  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
     parser.set_defaults(handler=run)
@@ -45,11 +47,13 @@ def run(args: argparse.Namespace) -> int:
         plan = dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=args.device))
     if args.speed is not None and plan.device.kind != "sim":
         raise AnemonError('--speed is for the simulator only (device.kind = "sim")')
-    return execute(plan, args, args.speed or 1.0)
+    return execute(plan, args, args.speed or 1.0, force=args.force)
 
 
-def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
-    """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status."""
+def execute(plan: Plan, args: argparse.Namespace, speed_x: float, *, force: bool = False) -> int:
+    """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status.
+
+    `force`: go on when a check fails (the battery protocol's waits time out)."""
     from anemon.clock import clock_for
     from anemon.feeds.plan import PlanRun
     from anemon.headless import HeadlessView, make_console, run_headless
@@ -62,7 +66,7 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float) -> int:
         ui.resolve(args.layout)  # a bad layout is a usage error before anything starts
         if math.isinf(speed_x):
             speed_x = DASHBOARD_MAX_SPEED
-    feed = PlanRun(plan, clock_for(speed_x), record=record)
+    feed = PlanRun(plan, clock_for(speed_x), record=record, force=force)
     print(f"recording to {record}" if record else "not recording (--no-record)", file=sys.stderr)
     view = HeadlessView(make_console())
     if args.headless:

@@ -26,11 +26,13 @@ def run(args: argparse.Namespace) -> int:
         summaries = summarize(loaded.session)
         if args.format == "table":
             console = make_console()
-            console.print(render.rich_table(summaries, title=str(loaded.path)))
+            console.print(render.rich_table(summaries, str(loaded.path), loaded.device))
             if loaded.warnings:
                 console.print(f"{loaded.warnings} warning(s): lines or values that did not parse")
+        elif args.format == "md":
+            sys.stdout.write(render.markdown(summaries, loaded.device))
         else:
-            text = {"md": render.markdown, "csv": render.to_csv, "json": render.to_json}
+            text = {"csv": render.to_csv, "json": render.to_json}
             sys.stdout.write(text[args.format](summaries))
             if loaded.warnings:
                 print(f"anemon: {loaded.path}: {loaded.warnings} warning(s)", file=sys.stderr)

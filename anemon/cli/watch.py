@@ -1,6 +1,8 @@
 """`anemon watch PATH` (a mirror something else refreshes) or `anemon watch --device KIND ...`.
 
-Ends on SIGINT/SIGTERM: pending lines read, recording closed, exit 0.
+With `--device pymobiledevice3`, device power is read every `--power-s` and the phone can be
+reached over the network (`--connect network --host H`) instead of through usbmuxd, so the cable
+can come out. Ends on SIGINT/SIGTERM: pending lines read, recording closed, exit 0.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anemon.cli.common import add_record_options, add_view_options
-from anemon.devices import REAL_KINDS
+from anemon.devices import CONNECTIONS, REAL_KINDS
 from anemon.errors import AnemonError
 
 if TYPE_CHECKING:
@@ -36,6 +38,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     device.add_argument(
         "--console", metavar="PROCESS",
         help="read the app's console (os_trace; pymobiledevice3 only) instead of mirroring --log",
+    )  # fmt: skip
+    device.add_argument(
+        "--connect", choices=CONNECTIONS, default=None,
+        help="pymobiledevice3: through usbmuxd (usb, the default) or lockdown over the network",
+    )  # fmt: skip
+    device.add_argument(
+        "--host", default="", metavar="H",
+        help="the iPhone's network address (HOST or HOST:PORT); implies --connect network",
+    )  # fmt: skip
+    device.add_argument(
+        "--power-s", type=_positive, default=1.0, metavar="S",
+        help="read device power every S seconds (pymobiledevice3; default 1)",
     )  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
@@ -69,9 +83,26 @@ def _watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds > 0: {text!r}")
+    return value
+
+
 def _check(args: argparse.Namespace) -> None:
     if args.console and args.device != "pymobiledevice3":
         raise AnemonError("--console needs --device pymobiledevice3 (devicectl has no console)")
+    if args.connect == "usb" and args.host:
+        raise AnemonError("--host is for --connect network (usb goes through usbmuxd)")
+    args.connect = args.connect or ("network" if args.host else "usb")
+    if args.connect == "network" and args.device != "pymobiledevice3":
+        raise AnemonError("--connect network / --host need --device pymobiledevice3")
+    if args.connect == "network" and not args.host:
+        raise AnemonError("--connect network needs --host H: the iPhone's address (HOST[:PORT])")
     if args.device:
         if args.path is not None or not args.bundle or not (args.log or args.console):
             raise AnemonError(
@@ -112,7 +143,10 @@ def _device_feed(args: argparse.Namespace) -> OnDevice:
     from anemon.devices import real_device
     from anemon.feeds.device import ConsoleFeed, DeviceFeed
 
-    device = real_device(args.device, args.id, poll_s=args.poll or 2.0)
+    device = real_device(
+        args.device, args.id, poll_s=args.poll or 2.0,
+        connect=args.connect, host=args.host, power_s=args.power_s,
+    )  # fmt: skip
     if args.console:
         source = f"{args.device}:{args.bundle}/console:{args.console}"
         return ConsoleFeed(device, args.bundle, args.console, _pipeline(args, args.console, source))

@@ -9,16 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from anemon.clock import Clock, wait_for
+from anemon.control.battery import (
+    REPLUG,
+    REPLUG_MARGIN_S,
+    UNPLUG,
+    Answer,
+    Wait,
+    expected_run_s,
+    is_plugged,
+    is_unplugged,
+)
 from anemon.control.launch import app_env, backoff_s
 from anemon.control.outcome import ArmOutcome
 from anemon.control.plan import ArmSpec, GuardSpec, Plan, ProtocolSpec
 from anemon.control.watchdog import Watchdog
-from anemon.devices.base import DeviceError, LaunchRefused, Telemetry
+from anemon.devices.base import DeviceError, LaunchRefused
 from anemon.events import (
     EndEvent,
     ErrorEvent,
@@ -30,10 +40,6 @@ from anemon.events import (
     StartEvent,
     TrialEvent,
 )
-
-REPLUG_MARGIN_S = 60.0
-"""Battery protocol: ask for the replug this long after the arm should have finished."""
-AB_TRIAL_ESTIMATE_S = 60.0
 
 
 class Command(enum.Enum):
@@ -65,8 +71,9 @@ class ArmHost(Protocol):
         """Free disk now: a fresh host reading, else the last one the log or host gave."""
         ...
 
-    async def ask(self, prompt: str, done: Callable[[Telemetry | None], bool], then: str) -> None:
-        """Show `prompt` and wait until host telemetry says the operator did it."""
+    async def ask(self, wait: Wait) -> Answer:
+        """Show `wait.prompt` and wait until host telemetry says the operator did it (or the
+        operator goes on with k, or the session is aborted)."""
         ...
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
@@ -91,7 +98,8 @@ class ArmLaunch:
     guards: GuardSpec
     protocol: ProtocolSpec
     battery_prompts: bool = False
-    """Ask the operator to unplug, then to replug, around the run (battery protocol)."""
+    """Ask the operator to unplug, then to replug, around the run (the simulator's `unplug`
+    fault: a cable pulled mid-arm; the plan's battery protocol asks once for the whole run)."""
 
     @classmethod
     def of(cls, plan: Plan, arm: ArmSpec, round_: int, *, battery_prompts: bool) -> ArmLaunch:
@@ -245,18 +253,8 @@ class ArmRun:
     async def _battery_prompts(self) -> None:
         """Unplug now; once the arm should be over, replug now (the log is pulled after)."""
         started = self.clock.now()
-        await self.host.ask(
-            "unplug the phone now (battery protocol)",
-            lambda tel: tel is None or tel.plugged is False,
-            "unplugged: the log is pulled after the replug",
-        )
-        protocol = self.launch.protocol
-        run_s = protocol.seconds
-        if protocol.kind == "ab":
-            run_s = protocol.trials * AB_TRIAL_ESTIMATE_S
-        await self.clock.sleep(started + run_s + REPLUG_MARGIN_S - self.clock.now())
-        await self.host.ask(
-            "replug the phone now: the log is pulled once it is back",
-            lambda tel: tel is not None and tel.plugged is True,
-            "replugged: pulling the log",
-        )
+        unplug = Wait("unplug", UNPLUG, "unplugged", lambda t: is_unplugged(t, usb=True))
+        await self.host.ask(unplug)
+        due = started + expected_run_s(self.launch.protocol) + REPLUG_MARGIN_S
+        await self.clock.sleep(due - self.clock.now())
+        await self.host.ask(Wait("replug", REPLUG, "replugged", is_plugged))

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from anemon.clock import Clock, wait_for
 from anemon.control.arm import ArmHost, ArmLaunch, ArmRun, Command
+from anemon.control.battery import (
+    REPLUG_MARGIN_S,
+    Answer,
+    BatteryHost,
+    BatteryProtocol,
+    Ending,
+    Wait,
+    expected_run_s,
+)
 from anemon.control.cooldown import Cooldown, CooldownHost, Probe
 from anemon.control.launch import probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
@@ -33,10 +42,12 @@ from anemon.events import (
     RecordEvent,
     TrialEvent,
 )
-from anemon.pipeline import LineFeed, Pipeline, read_telemetry
+from anemon.pipeline import LineFeed, Pipeline, poll_power, read_telemetry
 
 TELEMETRY_S = 10.0
 """How often host telemetry is read."""
+ASKING_TELEMETRY_S = 2.0
+"""How often while the operator is asked to unplug or replug (the wait ends on a reading)."""
 CONTROLLER = "controller"
 OPERATOR = "operator"
 
@@ -47,6 +58,14 @@ class Launch:
 
     arm: ArmSpec
     round: int
+
+
+@dataclass(slots=True)
+class _Asking:
+    """A wait in progress (`ask`); `went_on`: the operator pressed k."""
+
+    wait: Wait
+    went_on: bool = False
 
 
 def schedule(plan: Plan) -> tuple[Launch, ...]:
@@ -60,7 +79,8 @@ class Controller:
 
     The operator's actions are the async methods under "operator actions"; views read `phase`,
     `arm`, `prompt`, `paused`, `aborting` and `telemetry`. An arm run sees the controller only
-    as its ArmHost, a cooldown only as its CooldownHost (`ask` and the methods at the end).
+    as its ArmHost, a cooldown only as its CooldownHost, the battery protocol only as its
+    BatteryHost (`ask` and the methods at the end).
     """
 
     def __init__(
@@ -72,6 +92,7 @@ class Controller:
         *,
         mirror: Path,
         battery_prompts: bool | None = None,
+        force: bool = False,
     ) -> None:
         self.plan = plan
         self.device = device
@@ -79,13 +100,16 @@ class Controller:
         self.clock = clock
         self.mirror = mirror
         self.battery_prompts = battery_prompts
-        """Prompt unplug/replug around each arm; None: for sim arms with the unplug fault."""
+        """Prompt unplug/replug around each arm; None: for sim arms with the unplug fault
+        (unless the battery protocol asks once for the whole run)."""
+        self.force = force
+        """Go on when a check fails (the battery protocol's waits time out): `--force`."""
         self.source = f"{device.kind}:{plan.log_path}"
         self.feed = LineFeed(pipeline, self.source)
         self.phase: Phase = "idle"
         self.arm: str | None = None
         self.prompt: str | None = None
-        """What the operator is asked to do now (battery protocol), else None."""
+        """What the operator is asked to do now (battery protocol, `ask`), else None."""
         self.paused = False
         self.aborting = False
         self.gap = False
@@ -93,7 +117,14 @@ class Controller:
         self._run: ArmRun | None = None
         self._cooldown: Cooldown | None = None
         self._wake = asyncio.Event()
-        self._telemetry_read = asyncio.Event()
+        self._asking: _Asking | None = None
+        self._stirred = asyncio.Event()
+        """Set by each telemetry reading and by the operator's k and abort (`ask` waits on it)."""
+        self._poll_now = asyncio.Event()
+        self._arms_over = asyncio.Event()
+        battery: BatteryHost = self
+        usb = plan.device.connect == "usb"
+        self._battery = BatteryProtocol(plan.protocol.battery, battery, usb=usb, kind=device.kind)
         self._trial_thermal: int | None = None
         """The thermal state of the latest TRIAL line (a cooldown's reading of last resort)."""
         pipeline.subscribe(self._on_event)
@@ -101,20 +132,38 @@ class Controller:
     # -- the run ----------------------------------------------------------------------------
 
     async def run(self) -> RunResult:
-        tasks = [asyncio.create_task(self._follow()), asyncio.create_task(self._poll_telemetry())]
+        tasks = [
+            asyncio.create_task(self._follow()),
+            asyncio.create_task(self._poll_telemetry()),
+            asyncio.create_task(poll_power(self.pipeline, self.device, self.clock,
+                                           self.plan.device.power_s, lambda: self.arm)),
+        ]  # fmt: skip
         outcomes: list[ArmOutcome] = []
         launches = schedule(self.plan)
+        replug: asyncio.Task[None] | None = None
         try:
             installed = await self._install()
+            if installed and not self.aborting:
+                await self._battery.before()
             for index, launch in enumerate(launches if installed else ()):
                 if not await self._before(launch, first=index == 0):
                     break
+                if index == len(launches) - 1 and self._battery.unplugged:
+                    replug = asyncio.create_task(self._replug_when_due())
                 outcome = await self._launch(launch)
                 outcomes.append(outcome)
                 if outcome.status == "failed" and self.plan.guards.on_error == "abort":
                     break
+            self._arms_over.set()
+            if replug is not None:
+                if self.prompt is not None:  # asked beside the last launch, still waiting
+                    self.set_phase("idle", None, self.prompt)
+                await replug
+            await self._battery.replug(arms_over=True)  # if the last launch never came
             await self.clock.sleep(self.plan.device.poll_s * 1.5)  # one more pull
         finally:
+            if replug is not None:
+                tasks.append(replug)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -218,15 +267,25 @@ class Controller:
         if self._run is not None:
             self._run.command(Command.ABORT_SESSION)
         self._wake.set()
+        self._stirred.set()
 
     async def skip_cooldown(self) -> None:
+        """`k`: end the cooldown now; while the operator is asked to unplug or replug, go on
+        without waiting for the phone (where the host cannot tell, `k` confirms it was done)."""
         cooldown = self._cooling()
-        if cooldown is None:
+        if cooldown is not None:
+            cooldown.skip()
+            self.marker_now("skip cooldown")
+            self._wake.set()
+            return
+        asking = self._asking
+        if asking is None:
             self.marker_now("skip cooldown: not cooling")
             return
-        cooldown.skip()
-        self.marker_now("skip cooldown")
-        self._wake.set()
+        asking.went_on = True
+        wait = asking.wait
+        self.marker_now(f"k: {wait.then}" if wait.done is None else f"k: go on ({wait.name} wait)")
+        self._stirred.set()
 
     async def extend_cooldown(self, seconds: float) -> None:
         cooldown = self._cooling()
@@ -259,20 +318,63 @@ class Controller:
     def _prompts_for(self, arm: ArmSpec) -> bool:
         if self.battery_prompts is not None:
             return self.battery_prompts
+        if self.plan.protocol.battery == "unplugged":
+            return False  # the protocol asks once for the whole run
         sim = self.plan.sim.arms.get(arm.name)
         return self.device.kind == "sim" and sim is not None and sim.fault == "unplug"
 
-    async def ask(self, prompt: str, done: Callable[[Telemetry | None], bool], then: str) -> None:
-        """Show `prompt` and wait until host telemetry says the operator did it."""
-        self.prompt = prompt
-        self.marker_now(prompt, source="prompt")
+    async def _replug_when_due(self) -> None:
+        """Beside the last launch: ask for the replug once it should be over (over USB its log
+        cannot be pulled, so it cannot end, before the replug), or as soon as it is."""
+        due = expected_run_s(self.plan.protocol) + REPLUG_MARGIN_S
+        with contextlib.suppress(TimeoutError):
+            await wait_for(self.clock, self._arms_over.wait(), due)
+        await self._battery.replug(arms_over=self._arms_over.is_set())
+
+    async def ask(self, wait: Wait) -> Answer:
+        """Show `wait.prompt` (a marker) and wait until host telemetry says it was done, the
+        operator goes on (k), the session is aborted, or it times out with `force`; telemetry
+        is read every ASKING_TELEMETRY_S meanwhile. The ending is a marker."""
+        asking = self._asking = _Asking(wait)
+        self.prompt = wait.prompt
+        self.marker_now(wait.prompt, source="prompt")
+        self._poll_now.set()
         try:
-            while not done(self.telemetry):
-                read = self._telemetry_read
-                await read.wait()
+            answer = await self._answer(asking)
         finally:
             self.prompt = None
-        self.marker_now(then, source=CONTROLLER)
+            self._asking = None
+        self.marker_now(answer.note(wait), source=CONTROLLER)
+        return answer
+
+    async def _answer(self, asking: _Asking) -> Answer:
+        wait = asking.wait
+        started = self.clock.now()
+        timed_out = False
+        while True:
+            waited = self.clock.now() - started
+            ending = self._ending(asking)
+            if ending is not None:
+                return Answer(ending, waited, timed_out)
+            if wait.timeout_s is not None and not timed_out and waited >= wait.timeout_s:
+                timed_out = True
+                self.error(None, wait.late)
+                if self.force:
+                    return Answer("forced (--force)", waited, timed_out)
+            left = None if timed_out or wait.timeout_s is None else wait.timeout_s - waited
+            self._stirred.clear()
+            with contextlib.suppress(TimeoutError):
+                await wait_for(self.clock, self._stirred.wait(), left)
+
+    def _ending(self, asking: _Asking) -> Ending | None:
+        done = asking.wait.done
+        if self.aborting:
+            return "aborted"
+        if asking.went_on:
+            return "confirmed (k)" if done is None else "skipped (k)"
+        if done is not None and done(self.telemetry):
+            return asking.wait.then
+        return None
 
     # -- the log and telemetry --------------------------------------------------------------
 
@@ -284,9 +386,11 @@ class Controller:
     async def _poll_telemetry(self) -> None:
         while True:
             self.telemetry = await read_telemetry(self.pipeline, self.device, CONTROLLER, self.arm)
-            read, self._telemetry_read = self._telemetry_read, asyncio.Event()
-            read.set()
-            await self.clock.sleep(TELEMETRY_S)
+            self._stirred.set()
+            self._poll_now.clear()
+            every = ASKING_TELEMETRY_S if self.prompt is not None else TELEMETRY_S
+            with contextlib.suppress(TimeoutError):
+                await wait_for(self.clock, self._poll_now.wait(), every)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, GapEvent) and event.source == self.source:
@@ -310,6 +414,15 @@ class Controller:
 
     def emit(self, event: Event) -> None:
         self.pipeline.emit(event)
+
+    def note(self, text: str) -> None:
+        """A marker of the controller's own."""
+        self.marker_now(text, source=CONTROLLER)
+
+    async def reading(self) -> Telemetry | None:
+        """Host telemetry read now (and recorded); None: the host cannot read it."""
+        self.telemetry = await read_telemetry(self.pipeline, self.device, CONTROLLER, self.arm)
+        return self.telemetry
 
     def error(self, arm: str | None, message: str) -> None:
         """A failure anemon detected itself (watchdog, guard, refusal): an error record."""

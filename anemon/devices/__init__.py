@@ -5,13 +5,31 @@ pulled.py is the follow sim and devicectl share; virtual/ is the virtual iPhone 
 from __future__ import annotations
 
 from anemon.devices.base import Device
+from anemon.errors import AnemonError
 
 REAL_KINDS = ("devicectl", "pymobiledevice3")
 """Backends that drive a phone on the desk (the simulator is built from a plan instead)."""
+CONNECTIONS = ("usb", "network")
+"""How pymobiledevice3 reaches the phone: through usbmuxd, or lockdown over the network."""
 
 
-def real_device(kind: str, device_id: str = "", poll_s: float = 2.0) -> Device:
-    """A backend for an attached iPhone; imported lazily (pymobiledevice3 is slow to import)."""
+def real_device(
+    kind: str,
+    device_id: str = "",
+    poll_s: float = 2.0,
+    *,
+    connect: str = "usb",
+    host: str = "",
+    power_s: float = 1.0,
+) -> Device:
+    """A backend for an attached iPhone; imported lazily (pymobiledevice3 is slow to import).
+
+    `connect="network"` (pymobiledevice3 only) reaches the phone at `host` (`HOST[:PORT]`)
+    over the network; devicectl finds networked phones itself and ignores it. An empty host
+    is a usage error (AnemonError): finding the phone by Bonjour is not done.
+    """
+    if connect not in CONNECTIONS:
+        raise AnemonError(f"connect is usb or network, not {connect!r}")
     if kind == "devicectl":
         from anemon.devices.devicectl import DevicectlDevice
 
@@ -19,5 +37,12 @@ def real_device(kind: str, device_id: str = "", poll_s: float = 2.0) -> Device:
     if kind == "pymobiledevice3":
         from anemon.devices.pmd3 import Pmd3Device
 
-        return Pmd3Device(device_id or None, poll_s=poll_s)
+        if connect == "network" and not host:
+            raise AnemonError(
+                'device.connect = "network" needs device.host (or --host): the iPhone\'s '
+                "address on the network, HOST or HOST:PORT"
+            )
+        return Pmd3Device(
+            device_id or None, connect=connect, host=host, poll_s=poll_s, power_s=power_s
+        )
     raise ValueError(f"not a real device backend: {kind}")

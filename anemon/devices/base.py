@@ -2,8 +2,8 @@
 
 Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
 container and read host-side telemetry. Optional capabilities are classes a backend inherits
-from, so that it declares them: `Installer`, `ConsoleSource`. A caller asks with `isinstance`,
-which checks the declaration, never the attributes. All of it is asyncio.
+from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`. A caller asks
+with `isinstance`, which checks the declaration, never the attributes. All of it is asyncio.
 """
 
 from __future__ import annotations
@@ -129,4 +129,31 @@ class ConsoleSource(abc.ABC):
     @abc.abstractmethod
     def console(self, process: str) -> AsyncIterator[str]:
         """The process's lines as they come, live only; ends when the phone goes away."""
+        ...
+
+
+class PowerSource(abc.ABC):
+    """A backend that reads device power (battery current x voltage) often, about once a second.
+
+    Callers do not loop themselves: `anemon.pipeline.poll_power` reads `power()` every `power_s`
+    and turns each reading into a telemetry event, and a failed read into a gap.
+    """
+
+    power_s: float = 1.0
+    """How often callers read `power()`, in session seconds (plan `device.power_s`)."""
+
+    @property
+    def power_warnings(self) -> int:
+        """Absurd readings dropped so far (|current| > 10 A, or voltage outside 2.5-5 V)."""
+        return 0
+
+    @abc.abstractmethod
+    async def power(self) -> Telemetry | None:
+        """One reading: `power_w`, `charging`, `plugged`, `battery`, `temperature_c` (disk None).
+
+        `power_w` is None when the phone reports no current or voltage (older iOS), or when
+        the reading was absurd (then counted in `power_warnings`). None: nothing to read this
+        time, silently. Raises DeviceError when the phone cannot be read: the poller records a
+        gap and keeps trying.
+        """
         ...

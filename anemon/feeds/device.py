@@ -5,18 +5,20 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from anemon.devices.base import ConsoleSource, Device
+from anemon.devices.base import ConsoleSource, Device, PowerSource
 from anemon.errors import AnemonError
 from anemon.feeds.live import LiveFeed, until_stopped
-from anemon.pipeline import LineFeed, Pipeline, read_telemetry
+from anemon.pipeline import LineFeed, Pipeline, poll_power, read_telemetry
 
 TELEMETRY_S = 10.0
-"""How often host telemetry (battery, temperature, disk) is read."""
+"""How often host telemetry (battery, temperature, disk) is read; device power is read every
+`power_s` of the device, where the backend can (a PowerSource)."""
 
 
 class OnDevice(LiveFeed):
-    """What a feed read from a device shares: connect, read host telemetry beside the app's
-    lines (`follow`, in the subclass) until stopped or the lines end, let go of the device."""
+    """What a feed read from a device shares: connect, read host telemetry and device power
+    beside the app's lines (`follow`, in the subclass) until stopped or the lines end, let go
+    of the device."""
 
     def __init__(
         self, device: Device, bundle: str, title: str, source: str, pipeline: Pipeline
@@ -30,7 +32,10 @@ class OnDevice(LiveFeed):
         info = await self.device.connect()
         self.title = f"{info.name} ({info.kind}): {self.bundle}"
         try:
-            await until_stopped(self._stop, self.follow(), self._telemetry())
+            work = [self.follow(), self._telemetry()]
+            if isinstance(self.device, PowerSource):  # poll_power would return at once
+                work.append(poll_power(self.pipeline, self.device))
+            await until_stopped(self._stop, *work)
         finally:
             await self.device.close()
 

@@ -26,12 +26,14 @@ def make_device(plan: Plan, clock: Clock) -> Device:
         from anemon.devices.sim import from_plan
 
         return from_plan(plan, clock)
-    return real_device(kind, spec.id, poll_s=spec.poll_s)
+    return real_device(kind, spec.id, poll_s=spec.poll_s, connect=spec.connect, host=spec.host,
+                       power_s=spec.power_s)  # fmt: skip
 
 
 class PlanRun(LiveFeed):
     """One execution of a plan; its `controls` (the `controller`) take the operator's actions,
-    and stopping it aborts the session the way the abort key does."""
+    and stopping it aborts the session the way the abort key does. `force`: go on when a check
+    fails (`--force`: the battery protocol's waits time out)."""
 
     def __init__(
         self,
@@ -41,6 +43,7 @@ class PlanRun(LiveFeed):
         record: Path | None = None,
         device: Device | None = None,
         battery_prompts: bool | None = None,
+        force: bool = False,
     ) -> None:
         pipeline = Pipeline(clock=clock)
         self.plan = plan
@@ -51,7 +54,7 @@ class PlanRun(LiveFeed):
         self._mirror_dir = Path(tempfile.mkdtemp(prefix="anemon-mirror-"))
         mirror = self._mirror_dir / Path(plan.log_path).name
         self.controller = Controller(plan, self.device, pipeline, clock, mirror=mirror,
-                                     battery_prompts=battery_prompts)  # fmt: skip
+                                     battery_prompts=battery_prompts, force=force)  # fmt: skip
         super().__init__(f"{plan.tag} on {plan.device.kind}", pipeline, tag=plan.tag,
                          controls=self.controller)  # fmt: skip
         self.result: RunResult | None = None

@@ -54,15 +54,24 @@ def from_record(record: Mapping[str, Any], source: str = "") -> Event:
         rest = {k: val for k, val in record.items() if k not in ("kind", "t", "wall", "arm")}
         return UnknownEvent(t=t, wall=wall, arm=arm, source=source, name=str(kind), fields=rest)
     names = set(_field_names(cls))
+    types = _field_types(cls)
     kwargs: dict[str, Any] = {}
     unknown: dict[str, str] = {}
+    mistyped = 0
     for key, value in record.items():
         if key in ("kind", "t", "wall", "arm"):
             continue
         if key in names:
-            kwargs[key] = _thermal(value) if key in _THERMAL_FIELDS else value
+            if key in _THERMAL_FIELDS:
+                kwargs[key] = _thermal(value)
+            elif value is None or type(value) in types.get(key, _ANY):
+                kwargs[key] = value
+            else:  # a damaged recording: the field is missing, as an unparsable log value
+                mistyped += 1
         else:
             unknown[key] = value if isinstance(value, str) else repr(value)
+    if mistyped and "warnings" in names:
+        kwargs["warnings"] = (kwargs.get("warnings") or 0) + mistyped
     if unknown and "extra" in names:
         kwargs["extra"] = {**(kwargs.get("extra") or {}), **unknown}
     kwargs.pop("source", None)
@@ -70,6 +79,30 @@ def from_record(record: Mapping[str, Any], source: str = "") -> Event:
         return cls(t=t, wall=wall, arm=arm, source=source, **kwargs)
     except TypeError:  # a required field missing: keep what was there rather than lose it
         return UnknownEvent(t=t, wall=wall, arm=arm, source=source, name=str(kind), fields=kwargs)
+
+
+_TYPES: dict[str, frozenset[type]] = {
+    "float": frozenset({int, float}),
+    "int": frozenset({int}),
+    "bool": frozenset({bool}),
+    "str": frozenset({str}),
+}
+"""The JSON types a field of each scalar type may hold (null is always read as null), so that
+a damaged recording never puts text where a reading belongs: the field is missing instead."""
+_ANY = frozenset({int, float, bool, str, list, dict})
+_FIELD_TYPES: dict[type[Event], dict[str, frozenset[type]]] = {}
+
+
+def _field_types(cls: type[Event]) -> dict[str, frozenset[type]]:
+    """The JSON types each scalar field of an event class accepts (looked up once per class)."""
+    types = _FIELD_TYPES.get(cls)
+    if types is None:
+        types = _FIELD_TYPES[cls] = {}
+        for f in dataclasses.fields(cls):
+            base = str(f.type).removesuffix(" | None")
+            if base in _TYPES:
+                types[f.name] = _TYPES[base]
+    return types
 
 
 _THERMAL_INDEX: dict[Any, int] = {name: i for i, name in enumerate(THERMAL_NAMES)}

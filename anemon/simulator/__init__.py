@@ -2,14 +2,15 @@
 
 Pure and deterministic: no asyncio, no real time, no files. A driver owns the clock and
 calls `SimulatedIPhone.advance()`; the app appends its log lines (docs/spec/line-protocol.md)
-to its container file as they happen. Thermal, battery and disk are calibrated to the figures
-of docs/domain.md; docs/devices.md says how the `sim` backend drives it.
+to its container file as they happen. Thermal, device power, battery and disk are calibrated to
+the figures of docs/domain.md; docs/devices.md says how the `sim` backend drives it.
 """
 
 from anemon.simulator.battery import BatteryParams
 from anemon.simulator.config import FAULTS, SimArmConfig, SimConfig
 from anemon.simulator.faults import SimLaunchRefused
 from anemon.simulator.phone import PhoneTelemetry, SimulatedIPhone
+from anemon.simulator.power import PowerParams
 from anemon.simulator.profiles import PROFILES, ArmProfile
 from anemon.simulator.thermal import STATES, ThermalParams
 
@@ -20,6 +21,7 @@ __all__ = [
     "ArmProfile",
     "BatteryParams",
     "PhoneTelemetry",
+    "PowerParams",
     "SimArmConfig",
     "SimConfig",
     "SimLaunchRefused",

@@ -15,6 +15,7 @@ from anemon.simulator import lines
 from anemon.simulator.config import SimArmConfig
 from anemon.simulator.disk import Compile, Disk
 from anemon.simulator.env import AppParams
+from anemon.simulator.power import PowerParams
 from anemon.simulator.profiles import PATHS, PROFILES, ArmProfile
 from anemon.simulator.thermal import Heat, throttle
 
@@ -26,8 +27,8 @@ PREFILL_NOISE = 1.25
 """Prefill's spread relative to decode's."""
 LOAD_POWER = 0.5
 HANG_POWER = 0.3
-"""Fractions of the arm's power drawn while loading, and while hung (in its first
-generation, or stalled mid-run)."""
+"""Fractions of the arm's heat (and of its device power above idle) drawn while loading, and
+while hung (in its first generation, or stalled mid-run)."""
 GPU_TIMEOUT = "Metal GPU Timeout"
 MID_RUN_FAULTS = ("gpu_timeout", "stall")
 """Faults that strike `fault_at_s` into the timed trials."""
@@ -71,6 +72,8 @@ class BenchApp:
         self.fault = arm.fault if arm else "none"
         self.cold = False
         self._load_s = 0.0
+        self._decode_tps = 0.0
+        """The decode speed of the trial in progress."""
 
     @property
     def pid(self) -> int:
@@ -86,8 +89,19 @@ class BenchApp:
         share = {"loading": LOAD_POWER, "trial": 1.0, "hung": HANG_POWER}.get(self.phase, 0.0)
         if self.profile is None or share == 0.0:
             return Heat()
-        watts = self.profile.power_w * share
+        watts = self.profile.heat_w * share
         return Heat(chip_w=watts, die_rise_c=watts * PATHS[self.profile.compute].die_rise_k_per_w)
+
+    def power_w(self, params: PowerParams) -> float:
+        """What the app adds to the phone's base power now (power.py): in a trial, its span
+        above idle scaled by the trial's decode rate over the burst (cool) rate."""
+        if self.profile is None or self.setup.arm is None:
+            return 0.0
+        if self.phase == "trial":
+            share = self._decode_tps / self.profile.decode_tps
+        else:
+            share = {"loading": LOAD_POWER, "hung": HANG_POWER}.get(self.phase, 0.0)
+        return params.arm_w(self.setup.arm.burst_w, share)
 
     def fire(self, host: AppHost) -> None:
         """Run the event due at `next_at` (the host's clock is there)."""
@@ -177,6 +191,7 @@ class BenchApp:
         if index == 1:
             self._first_timed_at = host.now
         decode, prefill = self._speeds(host.sense().die_c)
+        self._decode_tps = decode
         done = host.now + params.prompt / prefill + params.gen / decode + TRIAL_OVERHEAD_S
         strike = self._strikes_at()
         if index >= 1 and strike is not None and strike < done:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from anemon.simulator.battery import BatteryParams
-from anemon.simulator.profiles import PROFILES
+from anemon.simulator.power import PowerParams
+from anemon.simulator.profiles import PATHS, PROFILES
 from anemon.simulator.thermal import STATES, ThermalParams
 
 FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
@@ -31,14 +32,23 @@ class SimArmConfig:
     """refuse_launch: how many launches are refused."""
     unplug_s: float = BATTERY_PROTOCOL_S
     """unplug: how long the phone stays unplugged before it is plugged back in."""
+    power_w: float = 0.0
+    """Device power while decoding at the burst rate (the plan's `[sim.arms.X] power_w`);
+    0 = the profile's path's (`PathPhysics.burst_w`)."""
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ValueError(f"unknown simulator profile {self.profile!r}")
         if self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r} (one of {', '.join(FAULTS)})")
-        if self.fault_at_s < 0 or self.fault_count < 0 or self.unplug_s < 0:
-            raise ValueError("fault_at_s, fault_count and unplug_s must not be negative")
+        if min(self.fault_at_s, self.fault_count, self.unplug_s, self.power_w) < 0:
+            raise ValueError("fault_at_s, fault_count, unplug_s and power_w must not be negative")
+
+    @property
+    def burst_w(self) -> float:
+        """Device power while decoding at the profile's cool speed: the override, or the
+        path's."""
+        return self.power_w or PATHS[PROFILES[self.profile].compute].burst_w
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,7 @@ class SimConfig:
     """Launches refused "Busy" for this long after an app is killed mid-load (0: never)."""
     thermal: ThermalParams = field(default_factory=ThermalParams)
     battery: BatteryParams = field(default_factory=BatteryParams)
+    power: PowerParams = field(default_factory=PowerParams)
 
     def __post_init__(self) -> None:
         if self.start_thermal not in STATES:

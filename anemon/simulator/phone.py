@@ -2,7 +2,8 @@
 
 The driver owns the clock: `advance(dt)` moves it, `next_change_in()` says how far it can
 jump before anything happens. Heat is integrated on a fixed 1 s grid (with the power averaged
-over each step), so the result does not depend on how the driver slices time.
+over each step), so the result does not depend on how the driver slices time. Device power
+(power.py) is constant between events, so the battery drains by exactly the energy used.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ class PhoneTelemetry:
     free_bytes: int
     total_bytes: int
     thermal: int
+    power_w: float
+    """What the whole phone draws now (power.py), plugged or not."""
+    amperage_ma: int
+    """The battery's current (IOPMPowerSource `InstantAmperage`): negative discharging, with
+    |amperage| x voltage = power_w; positive charging (the charger's current, not the load)."""
+    voltage_mv: int
+    capacity_mah: int
+    """The battery's full charge capacity (`NominalChargeCapacity`)."""
 
 
 class SimulatedIPhone:
@@ -140,8 +149,15 @@ class SimulatedIPhone:
 
     # -- readings -----------------------------------------------------------------------------
 
+    @property
+    def power_w(self) -> float:
+        """What the phone draws now: the base (screen) and the running apps (power.py)."""
+        params = self.config.power
+        return params.base_w(self.screen_on) + sum(a.power_w(params) for a in self._apps.values())
+
     def telemetry(self) -> PhoneTelemetry:
         b = self.battery
+        power = self.power_w
         return PhoneTelemetry(
             battery_percent=round(b.level, 2),
             charging=b.state == "charging",
@@ -150,6 +166,10 @@ class SimulatedIPhone:
             free_bytes=self.disk.free_bytes(self.now),
             total_bytes=self.disk.total_bytes,
             thermal=self.thermal.state,
+            power_w=round(power, 3),
+            amperage_ma=round(b.current_ma(power)),
+            voltage_mv=round(b.voltage_v * 1000.0),
+            capacity_mah=round(b.params.capacity_mah),
         )
 
     # -- the AppHost side (benchapp.py) -----------------------------------------------------
@@ -218,9 +238,8 @@ class SimulatedIPhone:
         seconds = t - self.now
         if seconds <= 0:
             return
-        heat = self._heat()
-        self._heat_sum.add(heat, seconds)
-        self.battery.step(seconds, heat.chip_w + heat.base_w)
+        self._heat_sum.add(self._heat(), seconds)
+        self.battery.step(seconds, self.power_w)
         self.now = t
 
     def _close_step(self) -> None:

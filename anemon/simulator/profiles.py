@@ -30,6 +30,9 @@ class PathPhysics:
     """Relative spread (one sigma) of per-trial decode figures; prefill spreads a little more."""
     load_error: str
     """The message of an injected load failure on this path."""
+    burst_w: float
+    """Device power (the whole phone, screen on) while an arm of this path decodes at its
+    burst rate (its cool decode speed); power.py scales it with the decode rate."""
 
 
 PATHS: dict[str, PathPhysics] = {
@@ -43,6 +46,7 @@ PATHS: dict[str, PathPhysics] = {
         prefill_full_at=0.55,
         decode_noise=0.02,
         load_error="ANE compile failed (Code=4097)",
+        burst_w=4.5,
     ),
     # The GPU at serious runs at about half its cool speed; its prefill barely throttles.
     "gpu": PathPhysics(
@@ -54,6 +58,7 @@ PATHS: dict[str, PathPhysics] = {
         prefill_full_at=1.0,
         decode_noise=0.03,
         load_error="MTLLibrary compile failed (Code=4097)",
+        burst_w=6.2,
     ),
 }
 
@@ -77,8 +82,9 @@ class ArmProfile:
     load_cold_s: float
     """A cold load: the on-device compile after an OS update."""
     footprint_gb: float
-    power_w: float
-    """What the arm draws while generating: heats the phone and drains the battery."""
+    heat_w: float
+    """The heat the arm puts into the phone while generating (the thermal model's input,
+    calibrated to the thermal states; the device power is the path's `burst_w`, power.py)."""
     cache_gb: float
     """Disk the compile cache takes after a cold load (all arms: 38 -> 18.5 GB free)."""
     hangs: bool = False

@@ -31,7 +31,7 @@ from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline
 
 BASE_CSS = Path(__file__).with_name("dashboard.tcss")
-MAIN_CHARTS = ("decode", "prefill", "thermal", "battery", "free")
+MAIN_CHARTS = ("decode", "power", "prefill", "thermal", "battery", "free")
 PAIR_CHARTS = ("arm-a", "arm-b")
 
 

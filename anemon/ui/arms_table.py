@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.widgets import DataTable
 
 from anemon.analysis.render import COLUMNS, cells
-from anemon.analysis.summary import ArmSummary, summarize_arm
+from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
 
-WIDE = tuple(name for name in COLUMNS if name != "battery")
-"""What fits 120 columns (the battery has its own chart)."""
-BRIEF = ("arm", "trials", "decode mean", "first 3 → last 3", "thermal")
-"""What fits 80 columns (the compact layout): the arm, its decode, its thermal."""
+WIDE = tuple(name for name in COLUMNS if name not in ("battery", "min / max", "W mean"))
+"""What fits 120 columns (the battery and power have their own charts; the decode chart
+shows its range)."""
+BRIEF = ("arm", "trials", "decode mean", "first 3 → last 3", "thermal", "J/token")
+"""What fits 80 columns (the compact layout): the arm, its decode, its thermal, its energy."""
 
 
 def header(name: str) -> str:
@@ -27,8 +29,19 @@ def header(name: str) -> str:
 
 
 def _arm_key(arm: ArmSeries) -> tuple[int, int, int]:
-    """What changes an arm's summary: its trials, its errors, its launches."""
+    """What changes an arm's summary: its trials, its errors, its launches (and, its energy
+    figures only, the host's readings: see `ArmsTable.show`)."""
     return (len(arm), arm.errors, arm.rounds)
+
+
+@dataclass(slots=True)
+class _Shown:
+    """An arm's row as last put: what it was computed from, and its figures."""
+
+    key: tuple[int, int, int]
+    readings: int
+    spans: Spans
+    summary: ArmSummary
 
 
 class ArmsTable(DataTable, can_focus=False):
@@ -39,7 +52,8 @@ class ArmsTable(DataTable, can_focus=False):
     def __init__(self, columns: Sequence[str] = WIDE, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
         super().__init__(id=id, cursor_type="none", zebra_stripes=True, header_height=2)
         self.picked = tuple(COLUMNS.index(name) for name in columns)
-        self.summaries: dict[str, tuple[tuple[int, int, int], ArmSummary]] = {}
+        self.shown: dict[str, _Shown] = {}
+        self.samples = PowerSamples()
         self.session_id: int | None = None
 
     def on_mount(self) -> None:
@@ -48,23 +62,33 @@ class ArmsTable(DataTable, can_focus=False):
             self.add_column(label, key=COLUMNS[i])
 
     def show(self, session: Session) -> None:
-        """Summarize only the arms that changed (a summary costs milliseconds per 100k trials)."""
+        """Summarize only the arms that changed (a summary costs milliseconds per 100k trials);
+        new host readings alone recompute only the energy figures."""
         if id(session) != self.session_id:
             self.session_id = id(session)
-            self.summaries.clear()
+            self.shown.clear()
+            self.samples = PowerSamples()
             self.clear()
+        self.samples.update(session.telemetry)
+        readings = len(self.samples)
         for name, arm in session.arms.items():
             key = _arm_key(arm)
-            known = self.summaries.get(name)
-            if known is not None and known[0] == key:
-                continue
-            summary = summarize_arm(arm)
-            self.summaries[name] = (key, summary)
-            self._put(name, summary, new=known is None)
+            known = self.shown.get(name)
+            if known is not None and known.key == key:
+                if known.readings == readings:
+                    continue
+                summary = with_energy(known.summary, known.spans, self.samples)
+                spans = known.spans
+            else:
+                spans = Spans.of(arm)
+                summary = summarize_arm(arm, self.samples, spans)
+            self.shown[name] = _Shown(key, readings, spans, summary)
+            if known is None or summary != known.summary:
+                self._put(name, summary, new=known is None)
 
     def _put(self, name: str, summary: ArmSummary, new: bool) -> None:
         # Text, not str: a DataTable parses str cells as markup, and arm names are data
-        row = cells(summary)
+        row = cells(summary, short=True)
         values = [Text(row[i], justify="left" if i == 0 else "right") for i in self.picked]
         if new:
             self.add_row(*values, key=name)

@@ -21,14 +21,17 @@ from textual.widgets import Label, Sparkline
 from textual_hires_canvas import Canvas
 from textual_plot import HiResMode, LegendLocation, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
-from textual_plot.plot_widget import FloatScalar
+from textual_plot.plot_widget import FloatScalar, LinePlot
 
 from anemon.events import THERMAL_NAMES
 from anemon.store import ArmSeries, Session
-from anemon.ui.series import column, decimate, steps
+from anemon.ui.series import column, decimate, owners, runs, steps
+from anemon.ui.status import power_state
 
 PALETTE = ("#4fc1ff", "#f28c28", "#b5e853", "#d670d6", "#ffd700", "#ff5f5f", "#00d7af", "#af87ff")
 """One colour per arm, in order of first appearance."""
+NO_ARM = "#8a8a8a"
+"""Power read while no arm runs (cooldowns, between launches)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,11 @@ class ChartSpec:
     thermal_axis: bool = False
     xmax: Callable[[Session], float] = lambda s: elapsed(s)
     """The x axis runs from 0 to this (session seconds, or seconds since an arm's launch)."""
+    data: Callable[[Session], object] = lambda s: s.version
+    """A cheap signature of what the lines show. While it (and the chart's size) stays the
+    same, the chart is redrawn only once its x axis has grown by a column: host readings come
+    every second, and a reading that only extends a line (the same value again; a power
+    reading between two trials) can wait that long, as the axis does."""
 
 
 def elapsed(session: Session) -> float:
@@ -71,6 +79,11 @@ def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
     timed = column(arm.columns["warmup"]) == 0
     x = _since_start(session, column(arm.columns["t"])[timed])
     return Line(x, column(arm.columns[name])[timed], arm_colour(session, arm.name), arm.name)
+
+
+def trials(session: Session) -> tuple[int, ...]:
+    """The `data` signature of the per-arm charts: how many trials each arm has."""
+    return tuple(len(arm) for arm in session.arms.values())
 
 
 def per_arm(name: str) -> Callable[[Session], list[Line]]:
@@ -124,23 +137,106 @@ def session_line(attr: str, colour: str, step: bool = False) -> Callable[[Sessio
     return lines
 
 
+def latest(attr: str) -> Callable[[Session], object]:
+    """The `data` signature of a session series' chart: its newest value (a reading with the
+    same value again only extends the line)."""
+    return lambda s: getattr(s, attr).last()
+
+
 def battery_title(session: Session) -> str:
     return f"battery % ({session.battery_state or 'state unknown'})"
 
 
+def arm_spans(session: Session) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """When each arm ran: (starts ascending, ends, arm names), one span per launch, from its
+    first trial to its last. The latest launch starts at its START (loading is the arm's too)
+    and, while it is the current arm's and no END has come, stays open (its last readings
+    come before its next trial)."""
+    spans: list[tuple[float, float, str]] = []
+    for arm in session.arms.values():
+        t, rounds = column(arm.columns["t"]), column(arm.columns["round"])
+        mine = [(float(t[r].min()), float(t[r].max()), arm.name) for r in runs(rounds)]
+        if arm.start is not None:
+            begin = arm.start.t
+            traced = bool(len(rounds)) and rounds[-1] == arm.rounds  # its trials have come
+            first, last, _ = mine.pop() if traced else (begin, begin, arm.name)
+            running = arm.name == session.current_arm and (arm.end is None or arm.end.t < begin)
+            mine.append((min(begin, first), math.inf if running else last, arm.name))
+        spans.extend(mine)
+    spans.sort(key=lambda span: span[0])
+    starts = np.array([s[0] for s in spans], dtype=float)
+    return starts, np.array([s[1] for s in spans], dtype=float), [s[2] for s in spans]
+
+
+def power_lines(session: Session) -> list[Line]:
+    """Host power readings, coloured by the arm whose span (`arm_spans`) they fall in, grey
+    outside every span; each stretch starts at the previous one's last reading, so the line
+    runs on unbroken as the colour changes."""
+    series = session.power_w
+    if not len(series.t):
+        return []
+    t, watts = column(series.t), column(series.value).copy()  # the lines outlive the view
+    starts, ends, names = arm_spans(session)
+    owner = owners(t, starts, ends)
+    x = _since_start(session, t)
+    lines = []
+    for part in runs(owner):
+        joined = slice(max(part.start - 1, 0), part.stop)
+        k = int(owner[part.start])
+        if k < 0:
+            lines.append(Line(x[joined], watts[joined], NO_ARM, "no arm"))
+        else:
+            lines.append(Line(x[joined], watts[joined], arm_colour(session, names[k]), names[k]))
+    return lines
+
+
+def power_data(session: Session) -> object:
+    """What colours the readings (the arms' spans, which arm runs): a reading a second is
+    drawn with the next trial, or once the x axis has grown by a column."""
+    ends = tuple((a.rounds, a.end.t if a.end else None) for a in session.arms.values())
+    return bool(session.power_w.t), trials(session), ends, session.current_arm
+
+
+def power_limits(session: Session) -> tuple[float | None, float | None]:
+    """From 0 W (the idle phone is always on the chart anyway), with room above the peak."""
+    watts = column(session.power_w.value)
+    top = float(np.max(watts)) if len(watts) else 0.0
+    return (0.0, top * (1 + MARGIN)) if top > 0 else (None, None)
+
+
+def power_title(session: Session) -> str:
+    if not len(session.power_w.t):
+        return "power W (no readings)"
+    state = power_state(session)
+    if state == "charging":
+        return "power W (charging: not the load)"
+    return "power W" if state == "—" else f"power W ({state})"
+
+
 CHARTS: dict[str, ChartSpec] = {
-    "decode": ChartSpec(lambda s: "decode tok/s", per_arm("decode_tps"), legend=True),
-    "prefill": ChartSpec(lambda s: "prefill tok/s", per_arm("prompt_tps"), legend=True),
+    "decode": ChartSpec(lambda s: "decode tok/s", per_arm("decode_tps"), legend=True, data=trials),
+    "power": ChartSpec(power_title, power_lines, power_limits, data=power_data),
+    "prefill": ChartSpec(
+        lambda s: "prefill tok/s", per_arm("prompt_tps"), legend=True, data=trials
+    ),
     "thermal": ChartSpec(
         lambda s: "thermal state",
         session_line("thermal", "#ff875f", step=True),
         ylimits=lambda s: (-0.1, 3.1),
         thermal_axis=True,
+        data=latest("thermal"),
     ),
-    "battery": ChartSpec(battery_title, session_line("battery", "#87d787"), lambda s: (0, 100)),
-    "free": ChartSpec(lambda s: "free disk GB", session_line("free_gb", "#87afff")),
-    "arm-a": ChartSpec(nth_arm_title(0), nth_arm(0), decode_limits, xmax=longest_arm),
-    "arm-b": ChartSpec(nth_arm_title(1), nth_arm(1), decode_limits, xmax=longest_arm),
+    "battery": ChartSpec(
+        battery_title,
+        session_line("battery", "#87d787"),
+        lambda s: (0, 100),
+        data=lambda s: (s.battery.last(), s.battery_state),
+    ),
+    "free": ChartSpec(
+        lambda s: "free disk GB", session_line("free_gb", "#87afff"), data=latest("free_gb")
+    ),
+    "arm-a": ChartSpec(nth_arm_title(0), nth_arm(0), decode_limits, xmax=longest_arm, data=trials),
+    "arm-b": ChartSpec(nth_arm_title(1), nth_arm(1), decode_limits, xmax=longest_arm, data=trials),
 }
 """Chart id → what it shows; the layouts place them by id."""
 
@@ -186,8 +282,10 @@ class Chart(PlotWidget, can_focus=False):
         super().__init__(id=id, allow_pan_and_zoom=False)
         self.spec = spec
         self.elapsed_axis = ElapsedFormatter()
-        self.drawn: tuple[int, int, Size] | None = None
-        """(session id, version, size) of the last draw: nothing new, nothing to do."""
+        self.drawn: tuple[int, object, Size] | None = None
+        """(session id, data signature, size) of the last draw: nothing new, nothing to do."""
+        self.drawn_end = 0.0
+        """Where the x axis ended at the last draw."""
 
     def on_mount(self) -> None:
         self.border_title = Text(self.spec.title(Session()))  # before the first draw's turn
@@ -219,11 +317,13 @@ class Chart(PlotWidget, can_focus=False):
         return max(10, self.plot_size[0])
 
     def draw(self, session: Session) -> bool:
-        """Redraw from `session` if it changed since the last draw; returns whether it did."""
-        key = (id(session), session.version, self.content_size)
-        if key == self.drawn:
+        """Redraw from `session` if what the chart shows changed since the last draw (its
+        lines, or its x axis by a column or more); returns whether it did."""
+        key = (id(session), self.spec.data(session), self.content_size)
+        end = max(self.spec.xmax(session), 1.0)
+        if key == self.drawn and abs(end - self.drawn_end) < self.drawn_end / self.columns:
             return False
-        self.drawn = key
+        self.drawn, self.drawn_end = key, end
         self.border_title = Text(self.spec.title(session))
         self.elapsed_axis.fit = max(2, self.columns // 7)
         self.clear()
@@ -239,7 +339,7 @@ class Chart(PlotWidget, can_focus=False):
             xs.append(x)
             ys.append(y)
         # explicit limits from exactly the points handed over: none falls outside the axes
-        self.set_xlimits(*x_limits(xs, max(self.spec.xmax(session), 1.0)))
+        self.set_xlimits(*x_limits(xs, end))
         self.set_ylimits(*y_limits(ys, self.spec.ylimits(session)))
         self.place_legend()
         return True
@@ -249,7 +349,8 @@ class Chart(PlotWidget, can_focus=False):
         self.place_legend()
 
     def place_legend(self) -> None:
-        """In the first corner (bottom left first) where it hides no line; else not at all.
+        """In the first corner (bottom left first) where it hides no line; else in the bottom
+        border, if it fits there whole; else not at all.
 
         The legend floats over the plot: on a small chart it would cover the lines it names,
         and the arms keep their colours in every chart, so another chart's legend serves.
@@ -265,8 +366,19 @@ class Chart(PlotWidget, can_focus=False):
                 box = legend_box(corner, size, width, height)
                 if not drawn[box.y : box.bottom, box.x : box.right].any():
                     self.show_legend(corner)
+                    self.border_subtitle = None
                     return
         self.show_legend(is_visible=False)
+        inline = self.inline_legend()
+        fits = len(inline) and inline.cell_len <= self.size.width - SUBTITLE_ROOM
+        self.border_subtitle = inline if fits else None
+
+    def inline_legend(self) -> Text:
+        """The legend on one line, each name after a stroke of its line's colour."""
+        named = [(label, data) for label, data in zip(self._labels, self._datasets, strict=True)
+                 if label is not None and isinstance(data, LinePlot)]  # fmt: skip
+        return Text("  ").join(Text.assemble(("━ ", data.line_style), label)
+                               for label, data in named)  # fmt: skip
 
     def drawn_cells(self, box: Region) -> np.ndarray:
         """Which cells (row, column) of the plot canvas the lines pass through, were the
@@ -297,6 +409,8 @@ class Chart(PlotWidget, can_focus=False):
         return to_cells(x, y, (self._x_min, self._x_max, self._y_min, self._y_max), box)
 
 
+SUBTITLE_ROOM = 6
+"""Cells of the bottom border a subtitle leaves: its corners and the space around it."""
 INSIDE = 1e-6
 """A millionth of a cell short of the far edge: the floor keeps it inside the axes."""
 
@@ -417,7 +531,9 @@ class Strip(Horizontal):
     ) -> None:
         super().__init__(id=id)
         self.read = read
-        self.drawn: tuple[int, int, int] | None = None
+        self.drawn: tuple[int, str, int, int] | None = None
+        """(session id, label, values, width) of the last draw: the same again, nothing to do
+        (host readings every second change the session, not every strip)."""
 
     def compose(self) -> ComposeResult:
         yield Label()
@@ -425,11 +541,11 @@ class Strip(Horizontal):
 
     def draw(self, session: Session) -> bool:
         spark = self.query_one(Sparkline)
-        key = (id(session), session.version, spark.size.width)
+        label, values = self.read(session)
+        key = (id(session), label, len(values), spark.size.width)
         if key == self.drawn:
             return False
         self.drawn = key
-        label, values = self.read(session)
         values = values[~np.isnan(values)]
         self.query_one(Label).update(Text(label))
         # the sparkline buckets by max: hand it per-column extremes, not 100k points

@@ -6,6 +6,7 @@ maximum, so a spike survives where an average would hide it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from array import array
@@ -60,6 +61,44 @@ def steps(x: np.ndarray, y: np.ndarray, end: float | None = None) -> tuple[np.nd
     step_x = np.repeat(np.r_[x, last], 2)[1:-1]
     step_y = np.repeat(y, 2)
     return step_x, step_y
+
+
+def owners(t: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each time in `t`, the index of the span [start, end] it falls in, else -1.
+
+    `starts` ascending; where spans overlap, the one that began last owns the time.
+    """
+    if not len(starts):
+        return np.full(len(t), -1, dtype=np.int64)
+    index = np.searchsorted(starts, t, side="right") - 1
+    inside = (index >= 0) & (t <= ends[np.maximum(index, 0)])
+    return np.where(inside, index, -1)
+
+
+def runs(values: np.ndarray) -> list[slice]:
+    """The stretches of equal consecutive values, in order."""
+    if not len(values):
+        return []
+    edges = np.flatnonzero(values[1:] != values[:-1]) + 1
+    bounds = np.r_[0, edges, len(values)].tolist()
+    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def charging_text(charging: bool | None, plugged: bool | None, app_state: str | None) -> str:
+    """The charging state in words: the host's (`charging`, `plugged`) first, else the app's
+    `battery_state` (charging, unplugged, full), else "—". Only "on battery" readings are
+    the phone's own draw: a charging battery's current is the charger's (docs/domain.md)."""
+    if plugged is False:
+        return "on battery"
+    if charging:
+        return "charging"
+    if plugged:
+        return "plugged in"
+    if charging is False:
+        return "not charging"
+    return {"charging": "charging", "unplugged": "on battery", "full": "plugged in"}.get(
+        app_state or "", "—"
+    )
 
 
 def literal(line: str) -> str:

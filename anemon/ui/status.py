@@ -1,4 +1,4 @@
-"""The status line: source, tag, phase, arm, elapsed, trials, device state, cooldown."""
+"""The status line: source, tag, phase, arm, elapsed, trials, device state, power, cooldown."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from anemon.events import thermal_name
 from anemon.store import Session
-from anemon.ui.series import clock, column
+from anemon.ui.series import charging_text, clock, column
 
 _THERMAL_STYLES = ("green", "yellow", "bold dark_orange", "bold red")
 
@@ -33,10 +33,39 @@ def session_tag(session: Session) -> str | None:
     return max(tagged, key=lambda start: start.t).tag if tagged else None
 
 
-def status_text(session: Session, title: str, tag: str | None = None) -> Text:
+def power_state(session: Session) -> str:
+    """The charging state in words (`charging_text`): the host's, else the app's."""
+    plugged = session.telemetry[-1].plugged if session.telemetry else None
+    return charging_text(session.charging, plugged, session.battery_state)
+
+
+def power_text(session: Session) -> Text:
+    """The latest power reading and the charging state: "power 3.4 W · on battery"; "power —"
+    while there is none (see POWER_HELP). Charging is flagged: those watts are the charger's."""
+    watts = session.power_w.last()
+    text = Text(f"power {'—' if watts is None else f'{watts:.1f} W'}")
+    state = power_state(session)
+    if state != "—":
+        text.append(" · ")
+        text.append(state, style="yellow" if state == "charging" else "")
+    return text
+
+
+POWER_HELP = (
+    "power: the phone's draw (battery current × voltage), read by the host about once a "
+    "second with pymobiledevice3 and the simulator; only readings on battery are the load. "
+    "devicectl cannot read power, nor does a mirrored log carry it: there it stays —."
+)
+"""The status line's tooltip: why power may show —."""
+
+
+def status_text(
+    session: Session, title: str, tag: str | None = None, width: int | None = None
+) -> Text:
     """All from the Session (never the wall clock): replays and snapshots agree.
 
-    `tag` is the session's own (a recording's plan); without one, the latest START's.
+    `tag` is the session's own (a recording's plan); without one, the latest START's. With a
+    `width`, the parts are packed into lines of that width, none cut in two.
     """
     tag = tag or session_tag(session)
     phase = session.phase.phase if session.phase is not None else None
@@ -50,15 +79,34 @@ def status_text(session: Session, title: str, tag: str | None = None) -> Text:
         f"elapsed {clock(elapsed)}",
         f"trials {timed_trials(session)}",
         Text.assemble("thermal ", thermal_text(session.thermal.last())),
-        f"battery {'—' if battery is None else f'{battery:.0f} %'} {session.battery_state or ''}",
+        f"battery {'—' if battery is None else f'{battery:.0f} %'}",
+        power_text(session),
     ]
     if session.errors:
         parts.append(Text(f"errors {len(session.errors)}", style="bold red"))
-    text = Text(" │ ").join(Text(p) if isinstance(p, str) else p for p in parts)
+    text = pack([Text(p) if isinstance(p, str) else p for p in parts], width)
     if session.cooldown is not None:
         text.append("\n")
         text.append_text(cooldown_text(session))
     return text
+
+
+SEPARATOR = " │ "
+
+
+def pack(parts: list[Text], width: int | None) -> Text:
+    """The parts joined by SEPARATOR, a new line (not a separator) wherever the next part
+    would not fit in `width` (a part longer than a line is left to wrap)."""
+    if width is None:
+        return Text(SEPARATOR).join(parts)
+    lines: list[Text] = []
+    for part in parts:
+        if lines and lines[-1].cell_len + len(SEPARATOR) + part.cell_len <= width:
+            lines[-1].append(SEPARATOR)
+            lines[-1].append_text(part)
+        else:
+            lines.append(part.copy())
+    return Text("\n").join(lines)
 
 
 def cooldown_text(session: Session) -> Text:
@@ -88,12 +136,27 @@ class StatusLine(Static):
         id: str | None = None,  # noqa: A002 (Textual)
     ) -> None:
         super().__init__(id=id)
+        self.tooltip = POWER_HELP
         self.feed_title = title
         self.tag = tag
         self.drawn: tuple[int, int] | None = None
+        self.shape: tuple[int, int] | None = None
+        """(width, lines) of the last text: the same again needs no new layout."""
+        self.session: Session | None = None
 
     def show(self, session: Session) -> None:
         key = (id(session), session.version)
         if key != self.drawn:
-            self.drawn = key
-            self.update(status_text(session, self.feed_title, self.tag))
+            self.drawn, self.session = key, session
+            width = self.content_size.width
+            text = status_text(session, self.feed_title, self.tag, width or None)
+            # new watts every second: lay the screen out again only if the height changes
+            shape = (width, len(text.wrap(self.app.console, width))) if width else None
+            self.update(text, layout=shape is None or shape != self.shape)
+            self.shape = shape
+
+    def on_resize(self) -> None:
+        """A new width: the parts are packed again at once (a paused replay sends no data)."""
+        if self.session is not None and (self.shape or (0, 0))[0] != self.content_size.width:
+            self.drawn = None
+            self.show(self.session)

@@ -17,6 +17,7 @@ KEYS = {
     "arm", "trials", "tokens", "decode_mean", "decode_first3", "decode_last3", "decode_min",
     "decode_max", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
     "battery_start", "battery_end", "errors", "rounds",
+    "power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note",
 }  # fmt: skip
 
 
@@ -103,8 +104,8 @@ def test_csv_has_one_row_per_arm(tmp_path):
 def test_csv_flattens_the_rounds_into_a_count_and_their_means(tmp_path):
     text = "START arm=A\n" + trial("A", 1, 19.0) + "START arm=A\n" + trial("A", 1, 24.0)
     header, row = render.to_csv(summaries_of(text, tmp_path)).splitlines()
-    assert header.endswith(",errors,rounds,round_decode_means,round_prefill_means")
-    assert row.endswith(',0,2,19.00 / 24.00,"1,000.0 / 1,000.0"')
+    assert header.endswith(",energy_note,rounds,round_decode_means,round_prefill_means")
+    assert row.endswith(',no power samples,2,19.00 / 24.00,"1,000.0 / 1,000.0"')
 
 
 def test_rich_table_shows_arm_names_and_titles_literally(tmp_path):

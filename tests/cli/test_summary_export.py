@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from anemon.cli import main
 
@@ -46,3 +49,105 @@ def test_export_json_to_a_file(tmp_path):
 def test_export_md_to_stdout(capsys):
     assert main(["export", str(SPEC), "--format", "md"]) == 0
     assert capsys.readouterr().out.startswith("| kind | arm | t |")
+
+
+def power_recording(tmp_path: Path, device: str = "pymobiledevice3") -> Path:
+    """One arm on battery: three timed trials of 256 tokens, a reading every 10 s at 3-4 W."""
+    from anemon.events import StartEvent, TelemetryEvent, TrialEvent
+    from anemon.recording.writer import Recorder, make_header
+
+    path = tmp_path / "power.jsonl"
+    header = make_header(source="test", device={"kind": device, "udid": "X", "name": "phone"})
+    with Recorder(path, header) as recorder:
+        recorder.write(StartEvent(t=0.0, wall=0.0, arm="ane", line="START arm=ane"))
+        for t, watts, battery in ((10.0, 3.0, 90.0), (20.0, 4.0, 89.0), (30.0, 4.0, 88.0)):
+            recorder.write(TelemetryEvent(t=t, wall=t, power_w=watts, charging=False,
+                                          plugged=False, battery=battery))  # fmt: skip
+            recorder.write(TrialEvent(t=t, wall=t, arm="ane", trial=int(t), decode_tps=50.0,
+                                      gen=256, battery=battery, battery_state="unplugged",
+                                      thermal=1))  # fmt: skip
+        recorder.write(TelemetryEvent(t=40.0, wall=40.0, battery=88.0))  # no power read
+    return path
+
+
+def test_summary_md_shows_j_per_token(tmp_path, capsys):
+    assert main(["summary", "--format", "md", str(power_recording(tmp_path))]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()[:3]
+    assert header.endswith("| W mean | J/token |")
+    assert row.endswith("| 3.67 | 0.0977 |")  # (35 + 40) J / 768 tokens
+
+
+def test_summary_json_and_csv_carry_the_energy_keys(tmp_path, capsys):
+    path = str(power_recording(tmp_path))
+    assert main(["summary", "--format", "json", path]) == 0
+    (arm,) = json.loads(capsys.readouterr().out)
+    assert {k: arm[k] for k in ("energy_j", "j_per_token", "tokens_per_battery_pct")} == {
+        "energy_j": 75.0, "j_per_token": 0.0977, "tokens_per_battery_pct": 384.0,
+    }  # fmt: skip
+    assert arm["energy_note"] is None and arm["power_w_mean"] == pytest.approx(11 / 3)
+    assert main(["summary", "--format", "csv", path]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert row.endswith(",3.6666666666666665,75.0,0.0977,384.0,,1,50.00,—")
+    assert "power_w_mean,energy_j,j_per_token,tokens_per_battery_pct,energy_note" in header
+
+
+def test_summary_of_a_sample_recording_made_while_charging_says_charging(capsys):
+    sample = Path(__file__).parents[2] / "recordings" / "sim-ab-2b.jsonl"
+    assert main(["summary", "--format", "json", str(sample)]) == 0
+    arms = json.loads(capsys.readouterr().out)
+    assert [a["energy_note"] for a in arms] == ["charging", "charging"]
+    assert all(a["j_per_token"] is None for a in arms)
+
+
+def test_export_carries_power_charging_and_plugged(tmp_path, capsys):
+    path = str(power_recording(tmp_path))
+    assert main(["export", path, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    telemetry = [r for r in rows if r["kind"] == "telemetry"]
+    assert [(r["power_w"], r["charging"], r["plugged"]) for r in telemetry] == [
+        ("3.0", "False", "False"), ("4.0", "False", "False"), ("4.0", "False", "False"),
+        ("", "", ""),
+    ]  # fmt: skip
+    out = tmp_path / "t.parquet"
+    assert main(["export", path, "--format", "parquet", "-o", str(out)]) == 0
+    table = pd.read_parquet(out)
+    assert str(table["charging"].dtype) == "boolean" and str(table["warmup"].dtype) == "boolean"
+    assert table["power_w"].dtype == "float64"
+    readings = table[table["kind"] == "telemetry"]
+    assert readings["plugged"].tolist() == [False, False, False, pd.NA]
+    assert main(["export", path, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["charging"] for r in rows if r["kind"] == "telemetry"] == [False, False, False, None]
+
+
+def test_a_simulated_run_on_battery_gives_j_per_token_end_to_end(tmp_path, capsys):
+    """The simulated phone on battery, reached over the network, at max speed: the recording's
+    power readings make a J/token figure for every arm."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        'tag = "energy-e2e"\n[device]\nkind = "sim"\nconnect = "network"\n'
+        '[protocol]\nkind = "ab"\nrounds = 2\ntrials = 5\n'
+        '[cooldown]\nmin_s = 60\nuntil = "fair"\ncap_s = 300\n'
+        '[[arms]]\nname = "minicpm5_2b_ane"\n[[arms]]\nname = "minicpm5_2b_gpu_int8"\n'
+        "[sim]\nplugged = false\n"
+    )
+    record = tmp_path / "run.jsonl"
+    assert main(["run", str(plan), "--headless", "--speed", "max", "--record", str(record)]) == 0
+    capsys.readouterr()
+    assert main(["summary", "--format", "md", str(record)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("| W mean | J/token |")
+    for row in lines[2:4]:
+        *_, watts, joules, _ = row.split("|")
+        assert float(watts) > 1.0 and 0.0 < float(joules) < 1.0
+
+
+def test_summary_of_a_devicectl_recording_says_devicectl_reads_no_power(tmp_path, capsys):
+    path = power_recording(tmp_path, device="devicectl")
+    lines = path.read_text().splitlines()
+    kept = [line for line in lines if '"telemetry"' not in line]  # devicectl reads none
+    path.write_text("\n".join(kept) + "\n")
+    assert main(["summary", "--format", "md", str(path)]) == 0
+    assert "devicectl reads no power" in capsys.readouterr().out
+    assert main(["summary", str(path)]) == 0
+    assert "devicectl reads no power" in capsys.readouterr().out

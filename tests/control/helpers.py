@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from anemon.clock import Clock, VirtualClock
-from anemon.control.outcome import RunResult
+from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import Plan, parse_plan
 from anemon.devices.base import Device
-from anemon.events import Event
+from anemon.devices.sim import SimDevice
+from anemon.events import Event, GapEvent
 from anemon.feeds.lifecycle import run_feed
 from anemon.feeds.plan import PlanRun
 from anemon.store import Session
@@ -35,14 +37,18 @@ class Ran:
     events: list[Event]
     feed: PlanRun
 
-    def of(self, kind: type[Event]) -> list:
+    def of(self, kind: type[Event]) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]
 
-    def outcome(self, arm: str, round_: int = 1):
+    def log_gaps(self) -> list[GapEvent]:
+        """Gaps in the app's log (the power readings have gaps of their own)."""
+        return [e for e in self.of(GapEvent) if e.source == self.feed.controller.source]
+
+    def outcome(self, arm: str, round_: int = 1) -> ArmOutcome:
         return next(o for o in self.result.outcomes if o.arm == arm and o.round == round_)
 
 
-Operator = Callable[[PlanRun], Awaitable[None]]
+Operator = Callable[[PlanRun], Coroutine[Any, Any, None]]
 
 
 def plan(text: str, **sections: str) -> Plan:
@@ -57,11 +63,12 @@ def run_plan(
     record: Path | None = None,
     device: Callable[[Plan, Clock], Device] | None = None,
     battery_prompts: bool | None = None,
+    force: bool = False,
 ) -> Ran:
     """Run at max speed through the feed lifecycle; `operator(feed)` runs beside the
     controller (after `clock.sleep`s)."""
     clock = VirtualClock(limit_s=LIMIT_S)
-    feed = PlanRun(the_plan, clock, record=record, battery_prompts=battery_prompts,
+    feed = PlanRun(the_plan, clock, record=record, battery_prompts=battery_prompts, force=force,
                    device=device(the_plan, clock) if device else None)  # fmt: skip
     events: list[Event] = []
     feed.pipeline.subscribe(events.append)
@@ -81,3 +88,35 @@ def run_plan(
         feed.close()  # already closed by run_feed, unless virtual time ran out
     assert feed.result is not None
     return Ran(feed.result, feed.session, events, feed)
+
+
+# -- the simulated operator of the battery protocol --------------------------------------------
+
+
+def set_plugged(feed: PlanRun, plugged: bool) -> None:
+    """The operator pulls the simulated phone's cable out, or puts it back."""
+    device = feed.device
+    assert isinstance(device, SimDevice)
+    device.sync()  # the phone lives up to now as it was
+    device.phone.set_plugged(plugged)
+
+
+async def prompted(feed: PlanRun, start: str) -> float:
+    """Wait until the controller asks something that starts with `start`; the time then."""
+    while not (feed.controller.prompt or "").startswith(start):
+        await feed.clock.sleep(1.0)
+    return feed.clock.now()
+
+
+def battery_operator(unplug_after_s: float = 30.0, replug_after_s: float = 20.0) -> Operator:
+    """Does as asked: unplugs `unplug_after_s` after the prompt, replugs `replug_after_s` after."""
+
+    async def operate(feed: PlanRun) -> None:
+        await prompted(feed, "unplug")
+        await feed.clock.sleep(unplug_after_s)
+        set_plugged(feed, False)
+        await prompted(feed, "replug")
+        await feed.clock.sleep(replug_after_s)
+        set_plugged(feed, True)
+
+    return operate

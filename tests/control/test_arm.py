@@ -11,6 +11,7 @@ import pytest
 
 from anemon.clock import VirtualClock
 from anemon.control.arm import ArmHost, ArmLaunch, ArmRun, Command
+from anemon.control.battery import Answer, Wait
 from anemon.control.outcome import ArmOutcome
 from anemon.control.plan import ArmSpec, GuardSpec, ProtocolSpec, parse_plan
 from anemon.devices.base import LaunchRefused, Telemetry
@@ -74,10 +75,11 @@ class FakeHost:
     async def free_gb(self) -> float | None:
         return self._free
 
-    async def ask(self, prompt: str, done: Callable[[Telemetry | None], bool], then: str) -> None:
-        self._calls.append((self._clock.now(), "ask", prompt, then))
+    async def ask(self, wait: Wait) -> Answer:
+        self._calls.append((self._clock.now(), "ask", wait.prompt, wait.then))
         self._plugged = not self._plugged  # the operator does as asked
-        assert done(Telemetry(plugged=self._plugged))
+        assert wait.done is not None and wait.done(Telemetry(plugged=self._plugged))
+        return Answer(wait.then, 0.0)
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         self._calls.append((self._clock.now(), "launch", bundle, dict(env)))

@@ -48,6 +48,30 @@ def test_run_with_a_hang_exits_1_and_says_which_arm_and_why(tmp_path, capsys):
     assert "qwen3_1_7b_ane" in out
 
 
+UNPLUGGED = """\
+tag = "energy"
+[device]
+connect = "network"
+[protocol]
+seconds = 60
+battery = "unplugged"
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+"""
+
+
+def test_run_force_goes_on_when_nobody_unplugs_the_phone(tmp_path, capsys):
+    plan = tmp_path / "energy.toml"
+    plan.write_text(UNPLUGGED)
+    argv = ["run", str(plan), "--headless", "--speed", "max", "--no-record", "--force"]
+    assert main(argv) == 0
+    out, _ = capsys.readouterr()
+    assert "unplug the phone now (battery protocol)" in out
+    assert "still charging after 600 s: go on with k or --force, or abort with X" in out
+    assert "unplug wait: forced (--force) after 600 s" in out
+    assert "1 of 1 launches completed" in out
+
+
 def test_speed_is_for_the_simulator_only(tmp_path, capsys):
     plan = tmp_path / "p.toml"
     plan.write_text(HANG)

@@ -143,8 +143,10 @@ def test_unplug_is_a_gap_then_the_log_is_backfilled():
     ran = run_plan(
         plan(one_arm, p="[protocol]\nseconds = 300\n", f=fault(ANE, "unplug", fault_at_s=20))
     )
-    gaps = ran.of(GapEvent)
+    gaps = ran.log_gaps()
     assert [g.state for g in gaps] == ["begin", "end"]
+    power_gaps = [g for g in ran.of(GapEvent) if g.source == "sim:power"]
+    assert [g.state for g in power_gaps] == ["begin", "end"]  # no power read over no cable
     assert gaps[1].t - gaps[0].t >= 26 * 60 - 5  # the battery protocol's ~26 min away
     assert ran.outcome(ANE).status == "done"
     trials = by_arm(ran)[ANE]

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from anemon.devices.virtual import VirtualIPhone
 
 BUNDLE = "com.example.bench"
 LOG = "Documents/sustain/bench.log"
 TIMEOUT_S = 15
+T = TypeVar("T")
 
 
 @dataclass
@@ -23,6 +26,11 @@ class StandInTelemetry:
     free_bytes: int = 38_500_000_000
     total_bytes: int = 128_000_000_000
     thermal: int = 1
+    power_w: float = 1.0
+    amperage_ma: int = 1200
+    """Charging: the charger's current (positive); unplugged it is -power_w / voltage."""
+    voltage_mv: int = 4100
+    capacity_mah: int = 4250
 
 
 @dataclass
@@ -60,6 +68,10 @@ class PhoneThread:
         self.thread.start()
         asyncio.run_coroutine_threadsafe(self.phone.start(), self.loop).result(TIMEOUT_S)
         return self.phone
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` in the phone's loop (e.g. start a `NetworkLockdownd` beside it)."""
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(TIMEOUT_S)
 
     def __exit__(self, *_: object) -> None:
         asyncio.run_coroutine_threadsafe(self.phone.stop(), self.loop).result(TIMEOUT_S)

@@ -1,9 +1,11 @@
 """A whole plan through the devicectl backend and the fake `xcrun`: install, two arms, two
-refused launches retried, the log mirrored, every app stopped at the end and on abort."""
+refused launches retried, the log mirrored, every app stopped at the end and on abort; the
+battery protocol, which devicectl cannot see (the operator confirms each step with k)."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from anemon.clock import RealClock
 from anemon.control.plan import Plan, parse_plan
 from anemon.devices.devicectl import DevicectlDevice
-from anemon.events import Event, PhaseEvent, TrialEvent
+from anemon.events import EndEvent, Event, MarkerEvent, PhaseEvent, TrialEvent
 from anemon.feeds.plan import PlanRun
 from tests.devices.fake_xcrun import FakeXcrun
 
@@ -118,3 +120,48 @@ async def test_abort_terminates_the_running_app(fake_xcrun: FakeXcrun, app: Path
     (arm_pid,) = fake_xcrun.launched()
     assert [pid_of(c) for c in fake_xcrun.calls_of("device", "process", "terminate")] == [arm_pid]
     assert fake_xcrun.running() == set()
+
+
+async def confirm(run: PlanRun, start: str) -> None:
+    """The operator does as the prompt asks, then presses k."""
+    while not (run.controller.prompt or "").startswith(start):
+        await asyncio.sleep(0.01)
+    await run.controller.skip_cooldown()
+
+
+async def test_battery_protocol_is_confirmed_with_k(fake_xcrun: FakeXcrun, app: Path) -> None:
+    plan = make_plan(app)
+    plan = dataclasses.replace(
+        plan, protocol=dataclasses.replace(plan.protocol, battery="unplugged")
+    )
+    run, events = start(plan)
+
+    async def operator() -> None:
+        await confirm(run, "unplug")
+        await confirm(run, "replug")
+
+    operating = asyncio.create_task(operator())
+    try:
+        async with asyncio.timeout(TIMEOUT_S):
+            await run.run()
+            await operating
+        mirrored = run.controller.mirror.read_text()
+    finally:
+        operating.cancel()
+        run.close()
+    assert run.result is not None and run.result.exit_status == 0
+    markers = [e for e in events if isinstance(e, MarkerEvent)]
+    prompts = [m for m in markers if m.source == "prompt"]
+    assert [m.note.split(" now")[0] for m in prompts] == ["unplug the phone", "replug the phone"]
+    assert all("then press k: devicectl cannot tell" in m.note for m in prompts)
+    notes = [m.note for m in markers]
+    assert notes.count("k: unplugged") == 1 and notes.count("k: replugged") == 1
+    endings = [n.split(" after ")[0] for n in notes if " wait: " in n]
+    assert endings == ["unplug wait: confirmed (k)", "replug wait: confirmed (k)"]
+    launched = next(e for e in events if isinstance(e, PhaseEvent) and e.phase == "launching")
+    assert launched.t > prompts[0].t
+    # The replug comes after the last arm; the log is pulled after it, whole.
+    assert prompts[1].t >= max(e.t for e in events if isinstance(e, EndEvent))
+    assert isinstance(events[-1], PhaseEvent) and events[-1].phase == "done"
+    container = fake_xcrun.container_file("com.example.bench", "Documents/sustain/dc1.log")
+    assert mirrored == container.read_text()

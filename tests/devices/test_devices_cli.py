@@ -11,6 +11,7 @@ import pytest
 
 from anemon.cli import main
 from anemon.devices.virtual import VirtualIPhone
+from tests.devices.fake_xcrun import FakeXcrun
 from tests.devices.helpers import BUNDLE, TIMEOUT_S, PhoneThread, StandInPhone
 
 
@@ -44,14 +45,26 @@ def test_json_lists_the_virtual_iphone(
         "udid": running_phone.udid,
         "os": "18.5",
         "model": "iPhone16,1",
-        "battery_percent": 87.0,
+        "battery_percent": 87.39,  # AppleRawCurrentCapacity / NominalChargeCapacity
         "charging": True,
         "plugged": True,
         "temperature_c": 31.25,
+        "power_w": 4.92,  # the charger's 1.2 A x 4.1 V: charging says so
         "free_gb": 38.5,
         "total_gb": 128.0,
         "error": "",
+        "power_note": "",
     }
+
+
+def test_json_shows_the_power_an_unplugged_phone_draws(
+    running_phone: VirtualIPhone, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readings = running_phone.sim.telemetry()
+    readings.plugged, readings.charging, readings.amperage_ma = False, False, -850
+    assert run_cli(["devices", "--backend", "pymobiledevice3", "--json"]) == 0
+    [device] = json.loads(capsys.readouterr().out)["devices"]
+    assert (device["power_w"], device["charging"], device["plugged"]) == (3.485, False, False)
 
 
 def test_table_shows_the_readings(
@@ -59,7 +72,7 @@ def test_table_shows_the_readings(
 ) -> None:
     assert run_cli(["devices", "--backend", "pymobiledevice3"]) == 0
     out = capsys.readouterr().out
-    texts = ("Virtual iPhone", "87 %", "charging", "31.2 °C", "38.5 / 128 GB")
+    texts = ("Virtual iPhone", "87 %", "charging", "31.2 °C", "4.92 W (charger)", "38.5 / 128 GB")
     assert [text for text in texts if text not in out] == []
 
 
@@ -102,3 +115,14 @@ def test_a_named_backend_that_cannot_answer_is_one_line_on_stderr(
         f"anemon: pymobiledevice3: cannot reach usbmuxd at {address}: "
         "is a phone attached / is usbmuxd running?\n"
     )
+
+
+def test_devicectl_says_it_cannot_read_power(
+    fake_xcrun: FakeXcrun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["devices", "--backend", "devicectl", "--json"]) == 0
+    [device] = json.loads(capsys.readouterr().out)["devices"]
+    assert device["power_w"] is None
+    assert device["power_note"] == "not readable with devicectl"
+    assert run_cli(["devices", "--backend", "devicectl"]) == 0
+    assert "not readable with devicectl" in capsys.readouterr().out

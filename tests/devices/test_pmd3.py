@@ -43,12 +43,13 @@ async def test_telemetry_reads_battery_and_disk(phone: VirtualIPhone, pmd3: Pmd3
         telemetry = await pmd3.telemetry()
         await pmd3.close()
     assert telemetry == Telemetry(
-        battery=87.0,
+        battery=87.39,  # AppleRawCurrentCapacity / NominalChargeCapacity, finer than the gauge
         charging=True,
         plugged=True,
         temperature_c=31.25,
         free_gb=38.5,
         total_gb=128.0,
+        power_w=4.92,  # charging: the charger's current, and `charging` says so
     )
 
 

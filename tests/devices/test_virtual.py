@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from anemon.devices.base import Telemetry
 from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.plist_io import usbmux_packet
@@ -131,3 +133,61 @@ async def test_the_simulated_bench_app_log_is_mirrored_as_it_runs(
     assert phone.afc_stats.bytes_read == len(written)
     assert (tmp_path / "bench.log").read_bytes() == written
     assert telemetry.battery_percent > 0
+
+
+async def battery_entry(
+    sim: SimulatedIPhone, tmp_path: Path
+) -> tuple[dict[str, Any], Telemetry | None]:
+    """IOPMPowerSource as the real client reads it from the virtual iPhone, and what the
+    pymobiledevice3 backend makes of it."""
+    from pymobiledevice3.services.diagnostics import DiagnosticsService
+
+    async with VirtualIPhone(sim, bundles=[BUNDLE]) as phone:
+        pmd3 = Pmd3Device(
+            usbmux_address=phone.usbmux_address, pairing_records_cache_folder=tmp_path / "p"
+        )
+        try:
+            async with asyncio.timeout(TIMEOUT_S):
+                lockdown = await pmd3.connection.lockdown()
+                async with DiagnosticsService(lockdown) as diagnostics:
+                    entry = await diagnostics.get_battery()
+                telemetry = await pmd3.telemetry()
+        finally:
+            await pmd3.close()
+    assert entry is not None
+    return entry, telemetry
+
+
+async def test_the_real_client_reads_the_simulated_power_unplugged(tmp_path: Path) -> None:
+    """Unplugged (reached over the network, say), decoding: |InstantAmperage| x Voltage is the
+    simulator's device power, and the battery drains."""
+    sim = SimulatedIPhone(SimConfig(plugged=False))
+    sim.launch(BUNDLE, {"AB_MODEL": "minicpm5_1b_ane_pal8"})
+    sim.advance(20)
+    entry, telemetry = await battery_entry(sim, tmp_path)
+    reading = sim.telemetry()
+    assert entry["IsCharging"] is False and entry["ExternalConnected"] is False
+    assert entry["InstantAmperage"] < 0
+    watts = abs(entry["InstantAmperage"]) * entry["Voltage"] / 1e6
+    assert watts == pytest.approx(reading.power_w, rel=0.002)
+    assert 4.0 < watts < 4.8  # the ANE arm, cool, near its 4.5 W burst
+    assert 4000 < entry["Voltage"] < 4200
+    assert entry["CurrentCapacity"] == round(reading.battery_percent)
+    assert entry["NominalChargeCapacity"] == 4250
+    assert entry["AppleRawCurrentCapacity"] == round(reading.battery_percent * 42.5) < 4250 * 0.95
+    assert entry["Temperature"] == round(reading.temperature_c * 100)
+    assert telemetry is not None and telemetry.charging is False
+    if telemetry.power_w is not None:  # the backend reads power (plan v2)
+        assert telemetry.power_w == pytest.approx(watts, rel=0.01)
+
+
+async def test_the_real_client_reads_a_charging_current(tmp_path: Path) -> None:
+    """Plugged below its limit: charging, the battery current positive (the charger's)."""
+    sim = SimulatedIPhone(SimConfig(plugged=True, battery_percent=60.0))
+    sim.launch(BUNDLE, {"AB_MODEL": "minicpm5_1b_gpu_int8"})
+    sim.advance(20)
+    entry, telemetry = await battery_entry(sim, tmp_path)
+    assert entry["IsCharging"] is True and entry["ExternalConnected"] is True
+    assert entry["InstantAmperage"] == sim.telemetry().amperage_ma > 0
+    assert entry["CurrentCapacity"] == 60
+    assert telemetry is not None and telemetry.charging is True

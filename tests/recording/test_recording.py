@@ -182,3 +182,50 @@ def test_a_raw_log_has_no_tag_even_if_its_lines_do(tmp_path):
     log = tmp_path / "bench.log"
     log.write_text("TRIAL arm=a tag=x\n")
     assert open_source(log).tag is None
+
+
+POWER = TelemetryEvent(
+    t=7.0, wall=8.0, battery=79.0, battery_state="unplugged", temperature_c=33.0,
+    free_gb=20.0, total_gb=128.0, power_w=3.412, charging=False, plugged=False,
+)  # fmt: skip
+
+
+def test_telemetry_power_charging_and_plugged_round_trip(tmp_path):
+    path = record(tmp_path, events=[POWER])
+    line = json.loads(path.read_text().splitlines()[1])
+    assert (line["power_w"], line["charging"], line["plugged"]) == (3.412, False, False)
+    (back,) = open_source(path)
+    assert back == dataclasses.replace(POWER, source=path.name)
+
+
+def test_a_version_1_telemetry_line_without_the_power_fields_still_reads(tmp_path):
+    (back,) = read_back(tmp_path, {"kind": "telemetry", "t": 6.0, "wall": 7.0, "arm": None,
+                                   "battery": 80.0, "battery_state": "charging",
+                                   "temperature_c": 31.5, "free_gb": 20.0})  # fmt: skip
+    assert isinstance(back, TelemetryEvent) and back.battery_state == "charging"
+    assert (back.power_w, back.charging, back.plugged) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("power_w", "3.5"), ("power_w", True), ("power_w", [3.5]), ("charging", "yes"),
+     ("charging", 1), ("plugged", {"x": 1}), ("battery", "95")],
+)  # fmt: skip
+def test_a_mistyped_telemetry_value_is_missing_never_an_error(tmp_path, field, value):
+    (back,) = read_back(tmp_path, {"kind": "telemetry", "t": 1, "wall": 2, field: value,
+                                   "temperature_c": 30.0})  # fmt: skip
+    assert isinstance(back, TelemetryEvent) and back.temperature_c == 30.0
+    assert getattr(back, field) is None
+
+
+def test_a_mistyped_trial_value_is_missing_and_counted(tmp_path):
+    (back,) = read_back(tmp_path, {"kind": "trial", "t": 1, "wall": 2, "arm": "a",
+                                   "decode_tps": "fast", "gen": 256, "warnings": 1})  # fmt: skip
+    assert isinstance(back, TrialEvent) and back.decode_tps is None and back.gen == 256
+    assert back.warnings == 2
+
+
+def test_null_fields_read_as_null(tmp_path):
+    (back,) = read_back(tmp_path, {"kind": "telemetry", "t": 1, "wall": 2, "power_w": None,
+                                   "charging": None})  # fmt: skip
+    assert (back.power_w, back.charging) == (None, None)

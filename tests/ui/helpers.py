@@ -11,6 +11,8 @@ from anemon.ui.app import Dashboard
 
 MakeApp = Callable[..., Dashboard]
 """The `make_app` fixture: `make_app(layout="default", feed=None)`."""
+DEFAULT_CHARTS = {"decode", "power", "prefill", "thermal", "battery", "free"}
+"""The charts the default layout shows."""
 
 
 class CallLog:

@@ -14,6 +14,7 @@ from anemon.events import (
     MarkerEvent,
     PhaseEvent,
     StartEvent,
+    TelemetryEvent,
     TextEvent,
     TrialEvent,
 )
@@ -21,6 +22,11 @@ from anemon.feeds.replay import ReplayFeed
 
 ARMS = (("minicpm5_1b_ane_pal8", 75.8, 3900.0, 0), ("minicpm5_1b_gpu_int8", 62.8, 1082.0, 2))
 """name, first decode tok/s, first prefill tok/s, thermal at start."""
+BURST_W = (4.5, 6.2)
+"""Each arm's power at its first decode rate (docs/domain.md "Energy"); idle is IDLE_W."""
+IDLE_W = 1.0
+POWER_EVERY_S = 1.5
+"""Host power readings while an arm runs (every 10 s while cooling)."""
 WALL0 = 1_789_000_000.0
 MARKUP_LINE = "[bold]not bold[/bold] [link=https://example.com]x[/link] \x1b[31mred?\x1b[0m"
 """A log line that must be shown literally."""
@@ -35,11 +41,22 @@ class Builder:
         fields.setdefault("source", "bench.log")
         self.events.append(cls(t=round(self.t, 3), wall=WALL0 + self.t, **fields))
 
+    def power(self, watts: float, plugged: bool, arm: str | None) -> None:
+        """A host reading: charging while plugged (the sample's battery is never full)."""
+        self.add(TelemetryEvent, arm=arm, power_w=round(watts, 3), charging=plugged,
+                 plugged=plugged, source="pymobiledevice3:power")  # fmt: skip
 
-def sustained(trials: int = 30, step_s: float = 4.5) -> list[Event]:
-    """Cooldown, start, load, warm-up, `trials` timed trials per arm; an error and a marker."""
+
+def sustained(trials: int = 30, step_s: float = 4.5, power: bool = True) -> list[Event]:
+    """Cooldown, start, load, warm-up, `trials` timed trials per arm; an error and a marker.
+
+    With `power`, host power readings (charging through the first arm, on battery from the
+    second arm's cooldown on), coloured by arm in the power chart.
+    """
     b = Builder()
     for k, (arm, decode0, prefill0, thermal0) in enumerate(ARMS):
+        plugged = k == 0
+        state = "charging" if plugged else "unplugged"
         b.add(PhaseEvent, phase="cooling", source="controller")
         for s in range(0, 190, 30):
             b.add(
@@ -56,10 +73,13 @@ def sustained(trials: int = 30, step_s: float = 4.5) -> list[Event]:
                 IdleEvent,
                 thermal=thermal0 if s < 150 else 1,
                 battery=95.0,
-                battery_state="charging",
+                battery_state=state,
                 line=f"IDLE thermal={thermal0} battery=95",
             )
-            b.t += 30
+            for _ in range(3):
+                if power:
+                    b.power(IDLE_W + 0.05 * (s % 60) / 30, plugged, arm)
+                b.t += 10
         b.add(
             CooldownEvent,
             elapsed_s=180,
@@ -87,10 +107,14 @@ def sustained(trials: int = 30, step_s: float = 4.5) -> list[Event]:
         b.add(LoadEvent, arm=arm, load_s=0.31, cold=False, line=f"LOAD arm={arm} load_s=0.31")
         b.add(PhaseEvent, phase="running", source="controller")
         for i in range(trials + 1):
-            b.t += step_s
             heat = 1 - math.exp(-i / 8)
             thermal = max(thermal0, 2 if heat > 0.5 else 1)
             decode = round(decode0 * (1 - 0.3 * heat) + (i % 3) * 0.4, 1)
+            readings = max(1, round(step_s / POWER_EVERY_S))
+            for _ in range(readings):
+                if power:
+                    b.power(IDLE_W + (BURST_W[k] - IDLE_W) * decode / decode0, plugged, arm)
+                b.t += step_s / readings
             prefill = round(prefill0 * (1 - 0.35 * heat), 1)
             battery = 95.0 - (i // 12)
             b.add(
@@ -103,7 +127,7 @@ def sustained(trials: int = 30, step_s: float = 4.5) -> list[Event]:
                 decode_tps=decode,
                 gen=256,
                 battery=battery,
-                battery_state="charging",
+                battery_state=state,
                 thermal=thermal,
                 free_gb=38.2 - k,
                 app_t=i * step_s,

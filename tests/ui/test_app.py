@@ -11,9 +11,10 @@ from anemon.events import StartEvent, TextEvent, TrialEvent
 from anemon.ui.arms_table import ArmsTable
 from anemon.ui.charts import Chart, Strip
 from anemon.ui.log_panel import ErrorHighlighter, LogPanel
+from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline
 
-from .helpers import CallLog, MakeApp, live_feed
+from .helpers import DEFAULT_CHARTS, CallLog, MakeApp, live_feed
 from .sample import MARKUP_LINE, replay_feed
 
 SIZE = (120, 40)
@@ -30,7 +31,7 @@ async def test_the_default_layout_shows_arms_charts_and_log(make_app: MakeApp) -
         assert row[:3] == ["minicpm5_1b_ane_pal8", "30", "7,680"]
         assert "fair → serious" in row
         charts = [c for c in app.query(Chart) if c.drawn is not None]
-        assert {c.id for c in charts} == {"decode", "prefill", "thermal", "battery", "free"}
+        assert {c.id for c in charts} == DEFAULT_CHARTS
         assert "── phase done" in app.query_one(LogPanel).lines
 
 
@@ -319,6 +320,17 @@ async def test_compact_layout_draws_strips_not_charts(make_app: MakeApp) -> None
         brief = app.query_one("#arms-brief", ArmsTable)
         assert brief.row_count == 2
         assert brief.virtual_size.width <= 80
+
+
+async def test_compact_shows_the_watts_as_text_not_as_a_chart(make_app: MakeApp) -> None:
+    app = make_app("compact")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert app.query_one("#power", Chart).drawn is None
+        status = app.query_one(StatusLine)
+        assert "power 4.7 W · on battery" in str(status.render()).split("\n")[-1]
+        assert status.region.bottom <= 4  # three lines at 80 columns, then the timeline
 
 
 async def test_redraw_rounds_stop_once_every_panel_has_drawn_the_latest_data(

@@ -6,19 +6,32 @@ maps to, every braille cell drawn, and the legend that floats over the plot.
 
 from __future__ import annotations
 
+import math
 from math import floor
 
 import pytest
+from rich.text import Text
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual_hires_canvas import Canvas
 
+from anemon.events import EndEvent, StartEvent, TelemetryEvent, TrialEvent
+from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard, is_shown
-from anemon.ui.charts import Chart
+from anemon.ui.charts import (
+    NO_ARM,
+    Chart,
+    Strip,
+    arm_colour,
+    arm_spans,
+    power_lines,
+    power_title,
+)
+from anemon.ui.series import column
 
-from .helpers import MakeApp
-from .sample import replay_feed
+from .helpers import DEFAULT_CHARTS, MakeApp, live_feed
+from .sample import replay_feed, sustained
 
 SIZE = (120, 40)
 
@@ -84,7 +97,7 @@ async def test_every_series_is_drawn_inside_its_axes(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await draw_all(pilot)
-        assert_charts_fit(app, {"decode", "prefill", "thermal", "battery", "free"})
+        assert_charts_fit(app, DEFAULT_CHARTS)
 
 
 async def test_the_limits_cover_each_series_with_room_to_spare(make_app: MakeApp) -> None:
@@ -104,11 +117,36 @@ async def test_the_limits_cover_each_series_with_room_to_spare(make_app: MakeApp
 async def test_a_small_chart_hides_a_legend_that_would_cover_its_lines(
     make_app: MakeApp,
 ) -> None:
+    app = make_app("wall")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        assert decode.query_one("#legend").display and not decode.border_subtitle
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await draw_all(pilot)
-        assert app.query_one("#decode", Chart).query_one("#legend").display
-        assert not app.query_one("#prefill", Chart).query_one("#legend").display
+        prefill = app.query_one("#prefill", Chart)
+        assert not prefill.query_one("#legend").display
+        assert not prefill.border_subtitle  # nor the bottom border: the names would not fit
+
+
+async def test_a_legend_with_no_room_in_the_plot_goes_to_the_bottom_border(
+    make_app: MakeApp,
+) -> None:
+    """Decode beside power (the default layout at 120x40) has no free corner for it."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        assert not decode.query_one("#legend").display
+        legend = decode.inline_legend()
+        assert legend.plain == "━ minicpm5_1b_ane_pal8  ━ minicpm5_1b_gpu_int8"
+        colours = [str(span.style) for span in legend.spans]
+        assert colours == [d.line_style for d in decode._datasets]
+        assert Text.from_markup(decode.border_subtitle).plain == legend.plain
+        await pilot.resize_terminal(160, 50)  # room again: back over the plot
+        await draw_all(pilot)
+        assert decode.query_one("#legend").display and not decode.border_subtitle
 
 
 @pytest.mark.parametrize("size", [(160, 50), (100, 34)], ids=["larger", "smaller"])
@@ -124,7 +162,7 @@ async def test_charts_still_fit_after_the_terminal_is_resized(
         await pilot.pause()
         if redrawn:
             await draw_all(pilot)
-        assert_charts_fit(app, {"decode", "prefill", "thermal", "battery", "free"})
+        assert_charts_fit(app, DEFAULT_CHARTS)
 
 
 async def test_charts_fit_after_the_layout_changes_their_size(make_app: MakeApp) -> None:
@@ -133,10 +171,10 @@ async def test_charts_fit_after_the_layout_changes_their_size(make_app: MakeApp)
         await draw_all(pilot)
         app.use_layout(layouts.resolve("ab"))
         await draw_all(pilot)
-        assert_charts_fit(app, {"prefill", "thermal", "arm-a", "arm-b"})
+        assert_charts_fit(app, {"power", "prefill", "thermal", "arm-a", "arm-b"})
         app.use_layout(layouts.resolve("default"))
         await draw_all(pilot)
-        assert_charts_fit(app, {"decode", "prefill", "thermal", "battery", "free"})
+        assert_charts_fit(app, DEFAULT_CHARTS)
 
 
 async def test_charts_fit_from_the_first_points_on(make_app: MakeApp) -> None:
@@ -150,3 +188,112 @@ async def test_charts_fit_from_the_first_points_on(make_app: MakeApp) -> None:
             assert [p for c in shown_charts(app) for p in problems(c)] == []
         prefill = app.query_one("#prefill", Chart)._datasets
         assert prefill and all(len(d.x) for d in prefill)
+
+
+async def test_the_power_chart_colours_each_reading_by_the_arm_running(make_app: MakeApp) -> None:
+    """Grey while cooling, each arm's colour while it runs (as in decode): one line each."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        power = app.query_one("#power", Chart)
+        session = app.feed.session
+        decode = [d.line_style for d in app.query_one("#decode", Chart)._datasets]
+        colours = [d.line_style for d in power._datasets]
+        assert colours == [NO_ARM, decode[0], NO_ARM, decode[1]]
+        assert "on battery" in str(power.border_title)
+        for data, arm in zip(power._datasets[1::2], session.arms.values(), strict=True):
+            # from its START to its last trial; the first point joins the grey line before
+            assert arm.start is not None
+            first = session.first_t or 0.0
+            began, last = arm.start.t - first, float(column(arm.columns["t"]).max()) - first
+            assert began <= data.x[1:].min() and data.x.max() <= last, arm.name
+        ane, gpu = (float(d.y.max()) for d in power._datasets[1::2])
+        assert (ane, gpu) == (pytest.approx(4.5), pytest.approx(6.2))  # each arm's burst
+        lines = power_lines(session)  # before decimation: every reading once, joins apart
+        assert sum(len(line.x) for line in lines) - 3 == len(session.power_w.t)
+
+
+def test_power_readings_after_a_running_arms_last_trial_are_still_its_own() -> None:
+    """Live, readings come every second and trials every few: the running arm's span stays
+    open until its END, so its newest readings do not flicker grey."""
+    events = sustained(trials=4)
+    end = next(i for i, e in enumerate(events) if isinstance(e, EndEvent))
+    session = Session.from_events(events[:end])  # the first arm still running
+    last_trial = max(column(session.arms["minicpm5_1b_ane_pal8"].columns["t"]))
+    session.add(TelemetryEvent(t=last_trial + 1, wall=0.0, power_w=3.3, plugged=True))
+    lines = power_lines(session)
+    assert [line.colour for line in lines] == [NO_ARM, arm_colour(session, lines[-1].label)]
+    assert lines[-1].y[-1] == 3.3
+    session.add(events[end])  # END: the span closes at the last trial
+    session.add(TelemetryEvent(t=last_trial + 2, wall=0.0, power_w=1.1, plugged=True))
+    assert [line.colour for line in power_lines(session)][-1] == NO_ARM
+    starts, ends, names = arm_spans(session)
+    assert names == ["minicpm5_1b_ane_pal8"] and ends[0] == last_trial
+    assert starts[0] == session.arms[names[0]].start.t  # loading counts as the arm's
+
+
+def test_an_arm_launched_twice_has_a_span_per_launch() -> None:
+    def trial(t: float, arm: str) -> TrialEvent:
+        return TrialEvent(t=t, wall=t, arm=arm, trial=1, decode_tps=10.0)
+
+    def start(t: float, arm: str) -> StartEvent:
+        return StartEvent(t=t, wall=t, arm=arm, line="START")
+
+    session = Session.from_events([
+        start(0, "a"), trial(1, "a"), trial(2, "a"),
+        start(3, "b"), trial(4, "b"),
+        start(5, "a"), trial(6, "a"), trial(7, "a"),
+    ])  # fmt: skip
+    starts, ends, names = arm_spans(session)
+    assert names == ["a", "b", "a"]
+    assert starts.tolist() == [1, 3, 5] and ends.tolist() == [2, 4, math.inf]
+
+
+def test_no_power_readings_no_lines_and_the_title_says_so() -> None:
+    session = Session.from_events(sustained(power=False))
+    assert power_lines(session) == []
+    assert power_title(session) == "power W (no readings)"
+
+
+async def test_a_reading_that_only_extends_a_line_waits_until_the_axis_grows_a_column(
+    make_app: MakeApp,
+) -> None:
+    """Power comes every second: drawn with the next trial, or once the x axis has grown by
+    a column; a new battery value at once; the same value again like the axis."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    add(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0, thermal=1))
+    for t in range(2, 300):
+        add(TelemetryEvent(t=float(t), wall=0.0, power_w=3.0, battery=90.0, plugged=False))
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        power, battery, decode = (app.query_one(f"#{n}", Chart) for n in ("power", "battery",
+                                                                            "decode"))  # fmt: skip
+        session = feed.session
+        add(TelemetryEvent(t=300.0, wall=0.0, power_w=5.0, battery=90.0, plugged=False))
+        assert not power.draw(session) and not battery.draw(session) and not decode.draw(session)
+        add(TelemetryEvent(t=300.5, wall=0.0, power_w=5.0, battery=89.5, plugged=False))
+        assert battery.draw(session) and not power.draw(session)
+        add(TrialEvent(t=301.0, wall=0.0, arm="a", trial=2, decode_tps=40.0, thermal=1))
+        assert power.draw(session) and decode.draw(session)
+        column_s = power.drawn_end / power.columns
+        add(TelemetryEvent(t=301 + column_s / 2, wall=0.0, power_w=5.0, plugged=False))
+        assert not power.draw(session)
+        add(TelemetryEvent(t=301 + column_s, wall=0.0, power_w=5.0, plugged=False))
+        assert power.draw(session)  # the axis has grown by a column
+        assert power._datasets[-1].y[-1] == 5.0
+
+
+async def test_a_strip_is_redrawn_only_when_what_it_shows_changed(make_app: MakeApp) -> None:
+    feed = live_feed()
+    feed.pipeline.emit(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0))
+    app = make_app("compact", feed=feed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await draw_all(pilot)
+        decode = app.query_one("#strip-decode", Strip)
+        feed.pipeline.emit(TelemetryEvent(t=2.0, wall=0.0, power_w=3.0))
+        assert not decode.draw(feed.session)
+        feed.pipeline.emit(TrialEvent(t=3.0, wall=3.0, arm="a", trial=2, decode_tps=49.0))
+        assert decode.draw(feed.session)

@@ -10,7 +10,18 @@ from textual.geometry import Region
 
 from anemon.events import Event, GapEvent, MarkerEvent, PhaseEvent, TextEvent
 from anemon.ui.charts import readable_range, to_cells, x_limits, y_limits
-from anemon.ui.series import bar, clock, decimate, literal, log_text, speed_text, steps
+from anemon.ui.series import (
+    bar,
+    charging_text,
+    clock,
+    decimate,
+    literal,
+    log_text,
+    owners,
+    runs,
+    speed_text,
+    steps,
+)
 
 
 def test_decimate_keeps_at_most_two_points_per_column_and_the_spikes() -> None:
@@ -142,3 +153,39 @@ def test_points_map_inside_the_axes_even_at_the_limits() -> None:
     corners = [to_cells(x, y, limits, box) for x in (0.0, 100.0) for y in (0.0, 10.0)]
     cells = {(int(np.floor(x)), int(np.floor(y))) for x, y in corners}
     assert cells == {(1, 6), (1, 1), (19, 6), (19, 1)}
+
+
+def test_owners_name_the_span_each_time_falls_in() -> None:
+    starts, ends = np.array([10.0, 30.0]), np.array([20.0, math.inf])
+    t = np.array([0.0, 10.0, 15.0, 20.0, 25.0, 30.0, 1e9])
+    assert owners(t, starts, ends).tolist() == [-1, 0, 0, 0, -1, 1, 1]
+    assert owners(t, np.empty(0), np.empty(0)).tolist() == [-1] * len(t)
+
+
+def test_runs_are_the_stretches_of_equal_values() -> None:
+    assert runs(np.array([-1, -1, 0, 0, 0, -1, 1])) == [
+        slice(0, 2),
+        slice(2, 5),
+        slice(5, 6),
+        slice(6, 7),
+    ]
+    assert runs(np.empty(0)) == []
+
+
+@pytest.mark.parametrize(
+    ("charging", "plugged", "app", "shown"),
+    [
+        (True, True, None, "charging"),
+        (False, False, "charging", "on battery"),  # the host's word first
+        (None, False, None, "on battery"),
+        (False, True, None, "plugged in"),
+        (False, None, None, "not charging"),
+        (None, None, "unplugged", "on battery"),
+        (None, None, "full", "plugged in"),
+        (None, None, None, "—"),
+    ],
+)
+def test_the_charging_state_in_words(
+    charging: bool | None, plugged: bool | None, app: str | None, shown: str
+) -> None:
+    assert charging_text(charging, plugged, app) == shown

@@ -1,16 +1,19 @@
-"""The status line's tag: the recording's plan tag when the feed has one, else the START's."""
+"""The status line: the tag (the recording's plan tag when the feed has one, else the
+START's), the power reading and the charging state."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from anemon.events import StartEvent
+import pytest
+
+from anemon.events import IdleEvent, StartEvent, TelemetryEvent, TextEvent
 from anemon.feeds.replay import ReplayFeed
 from anemon.store import Session
-from anemon.ui.status import StatusLine, session_tag, status_text
+from anemon.ui.status import POWER_HELP, StatusLine, power_text, session_tag, status_text
 
 from .helpers import MakeApp
-from .sample import replay_feed
+from .sample import replay_feed, sustained
 
 RECORDING = Path(__file__).parents[2] / "recordings" / "sim-sustain-1b-v2.jsonl"
 
@@ -49,3 +52,83 @@ async def test_without_a_feed_tag_the_status_line_shows_the_starts(make_app: Mak
         app.redraw(force=True)
         await pilot.pause()
         assert "tag sustain-v2" in str(app.query_one(StatusLine).render())
+
+
+def reading(t: float, watts: float | None, charging: bool, plugged: bool) -> TelemetryEvent:
+    return TelemetryEvent(t=t, wall=0.0, power_w=watts, charging=charging, plugged=plugged)
+
+
+def test_the_status_line_shows_the_latest_watts_and_the_charging_state() -> None:
+    session = Session()
+    assert power_text(session).plain == "power —"
+    session.add(IdleEvent(t=0.0, wall=0.0, battery_state="charging", line="IDLE"))
+    assert power_text(session).plain == "power — · charging"  # the app's word, no reading yet
+    session.add(reading(1.0, 3.41, charging=True, plugged=True))
+    text = power_text(session)
+    assert text.plain == "power 3.4 W · charging"
+    assert [str(span.style) for span in text.spans] == ["yellow"]  # the charger's watts
+    session.add(reading(2.0, 2.96, charging=False, plugged=False))
+    assert power_text(session).plain == "power 3.0 W · on battery"
+    session.add(reading(3.0, None, charging=False, plugged=True))  # full, on the charger
+    assert power_text(session).plain == "power 3.0 W · plugged in"
+    assert "│ battery — │ power 3.0 W · plugged in" in status_text(session, "x").plain
+
+
+def test_where_power_is_not_read_the_status_line_says_so_and_why() -> None:
+    assert "devicectl cannot read power" in POWER_HELP
+    assert StatusLine("x").tooltip == POWER_HELP
+
+
+async def test_the_status_line_shows_the_sessions_watts(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert "battery 93 % │ power 4.7 W · on battery" in str(app.query_one(StatusLine).render())
+
+
+async def test_new_watts_every_second_lay_the_screen_out_only_when_the_height_changes(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        status = app.query_one(StatusLine)
+        layouts: list[bool] = []
+        update = status.update
+        monkeypatch.setattr(status, "update", lambda text, layout: layouts.append(layout)
+                            or update(text, layout=layout))  # fmt: skip
+        session = app.feed.session
+        session.add(reading(1e4, 3.3, charging=False, plugged=False))
+        status.show(session)
+        session.add(reading(1e4 + 1, 13.3, charging=False, plugged=False))
+        status.show(session)
+        session.add(TextEvent(t=1e4 + 2, wall=0.0, arm="x" * 60, line="a long arm name"))
+        status.show(session)
+        assert layouts == [False, False, True]
+
+
+def test_the_parts_are_packed_into_lines_none_cut_in_two() -> None:
+    session = Session.from_events(sustained())
+    for width in (60, 80, 120, 160):
+        text = status_text(session, "sample.jsonl", width=width)
+        lines = text.plain.split("\n")
+        assert all(len(line) <= width for line in lines), width
+        assert all(not line.endswith("│ ") and not line.startswith(" │") for line in lines)
+        assert " │ ".join(lines) == status_text(session, "sample.jsonl").plain
+    assert "battery 93 % │ power 4.7 W · on battery" in status_text(session, "x", width=80).plain
+
+
+async def test_a_resized_status_line_is_packed_again_at_once(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        status = app.query_one(StatusLine)
+        before = str(status.render()).count("\n")
+        app.feed.replay.toggle_pause()  # no new data from here on
+        await pilot.resize_terminal(80, 40)
+        await pilot.pause()
+        lines = str(status.render()).split("\n")
+        assert len(lines) > before + 1 and all(len(line) <= 78 for line in lines)

@@ -46,7 +46,7 @@ def test_replay_in_a_real_terminal_shows_the_dashboard_and_quits_cleanly(tmp_pat
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", str(REPO), command)
     try:
         expected = ("phase done", "■ end", "decode tok/s", "thermal state", "minicpm5_1b_ane_pal8",
-                    "╭─ log", "Quit")  # fmt: skip
+                    "╭─ power W", "power ", "╭─ log", "Quit")  # fmt: skip
         wait_for(session, lambda s: all(seen in s for seen in expected), "the whole dashboard")
         tmux("send-keys", "-t", session, "q")
         deadline = time.monotonic() + TIMEOUT_S

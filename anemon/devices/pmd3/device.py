@@ -1,26 +1,36 @@
-"""The pymobiledevice3 backend: usbmux/lockdown telemetry, house_arrest/AFC mirroring, DVT launch,
-the app's console lines (os_trace).
+"""The pymobiledevice3 backend: usbmux/lockdown telemetry and device power (IOPMPowerSource),
+house_arrest/AFC mirroring, DVT launch, the app's console lines (os_trace).
 
 pymobiledevice3 (pinned 11.45.0) is imported inside functions only: importing this package
 costs nothing, so `anemon --help`, replay and the simulator stay fast. Everything runs in the
 caller's event loop. The device's connection is one `Pmd3Connection` (connection.py), which
-follow.py, console.py and the launch use. `USBMUXD_SOCKET_ADDRESS` (or `usbmux_address=`)
-selects another usbmuxd, e.g. the virtual iPhone's.
+follow.py, console.py, power.py and the launch use. `USBMUXD_SOCKET_ADDRESS` (or
+`usbmux_address=`) selects another usbmuxd, e.g. the virtual iPhone's; `connect="network"` and
+`host=` reach the phone over the network instead (lockdown over TCP), so the cable can come out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from anemon.devices.base import ConsoleSource, DeviceError, DeviceInfo, Installer, Telemetry
+from anemon.devices.base import (
+    ConsoleSource,
+    DeviceError,
+    DeviceInfo,
+    Installer,
+    PowerSource,
+    Telemetry,
+)
 from anemon.devices.pmd3 import dvt
 from anemon.devices.pmd3.connection import Pmd3Connection
 from anemon.devices.pmd3.console import console_lines
 from anemon.devices.pmd3.errors import translate
 from anemon.devices.pmd3.follow import LogFollower
+from anemon.devices.pmd3.power import PowerReader, power_from
 from anemon.sources.items import LogItem
 
 KIND = "pymobiledevice3"
@@ -38,8 +48,9 @@ class DeviceReport:
     """Why telemetry could not be read (locked, not paired, ...), or empty."""
 
 
-class Pmd3Device(Installer, ConsoleSource):
-    """One iPhone through usbmuxd (the first attached one unless `udid` is given)."""
+class Pmd3Device(Installer, ConsoleSource, PowerSource):
+    """One iPhone through usbmuxd (the first attached one unless `udid` is given), or over the
+    network at `host` (`connect="network"`)."""
 
     kind = KIND
 
@@ -48,34 +59,52 @@ class Pmd3Device(Installer, ConsoleSource):
         udid: str | None = None,
         *,
         usbmux_address: str | None = None,
+        connect: str = "usb",
+        host: str = "",
         poll_s: float = 2.0,
+        power_s: float = 1.0,
         reconnect_s: float = 2.0,
         pairing_records_cache_folder: Path | None = None,
     ) -> None:
+        if connect not in ("usb", "network"):
+            raise ValueError(f"connect is usb or network, not {connect!r}")
+        if connect == "network" and not host:
+            raise ValueError("connect = network needs the iPhone's address (host)")
         self.connection = Pmd3Connection(
             udid,
             usbmux_address=usbmux_address,
+            host=host if connect == "network" else None,
             pairing_records_cache_folder=pairing_records_cache_folder,
         )
         self.poll_s = poll_s
+        self.power_s = power_s
         self.reconnect_s = reconnect_s
+        self.power_reader = PowerReader(self.connection)
+        """IOPMPowerSource over one diagnostics connection, shared by `power` and `telemetry`."""
 
     async def connect(self) -> DeviceInfo:
         return _info(await self.connection.lockdown())
 
     async def close(self) -> None:
+        await self.power_reader.close()
         await self.connection.close()
 
     # -- telemetry ----------------------------------------------------------------------------
 
-    async def telemetry(self) -> Telemetry | None:
-        """Battery (IORegistry) and disk (lockdown domain); never thermal state."""
-        from pymobiledevice3.services.diagnostics import DiagnosticsService
+    @property
+    def power_warnings(self) -> int:
+        """Absurd power readings dropped so far (the reader counts them)."""
+        return self.power_reader.warnings
 
+    async def power(self) -> Telemetry | None:
+        """IOPMPowerSource now: power, charging, plugged, battery, battery temperature."""
+        return (await self.power_reader.read()).telemetry
+
+    async def telemetry(self) -> Telemetry | None:
+        """Battery and power (IORegistry) and disk (lockdown domain); never thermal state."""
         lockdown = await self.connection.lockdown()
+        battery = await self.power_reader.registry()
         try:
-            async with DiagnosticsService(lockdown) as diagnostics:
-                battery = await diagnostics.get_battery() or {}
             disk = await lockdown.get_value(domain=DISK_USAGE) or {}
         except Exception as e:
             await self.connection.drop()
@@ -157,15 +186,12 @@ def _info(lockdown: Any) -> DeviceInfo:
 
 
 def telemetry_from(battery: Mapping[str, Any], disk: Mapping[str, Any]) -> Telemetry:
-    """IOPMPowerSource + com.apple.disk_usage as Telemetry; a missing key stays None."""
-    temperature = _number(battery.get("Temperature"))
+    """IOPMPowerSource + com.apple.disk_usage as Telemetry; a missing key stays None (power:
+    power.py's `power_from`, an absurd reading dropped but not counted here)."""
     free = _number(disk.get("AmountDataAvailable", disk.get("TotalDataAvailable")))
     total = _number(disk.get("TotalDiskCapacity", disk.get("TotalDataCapacity")))
-    return Telemetry(
-        battery=_number(battery.get("CurrentCapacity")),
-        charging=_flag(battery.get("IsCharging")),
-        plugged=_flag(battery.get("ExternalConnected")),
-        temperature_c=None if temperature is None else temperature / 100,
+    return dataclasses.replace(
+        power_from(battery).telemetry,
         free_gb=None if free is None else free / GB,
         total_gb=None if total is None else total / GB,
     )
@@ -175,7 +201,3 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-def _flag(value: Any) -> bool | None:
-    return bool(value) if isinstance(value, bool | int) else None

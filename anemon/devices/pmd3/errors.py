@@ -81,8 +81,10 @@ def translate(
     udid: str | None = None,
     bundle: str | None = None,
     product_version: str = "",
+    host: str | None = None,
 ) -> DeviceError:
-    """The DeviceError a user sees for a pymobiledevice3 (or transport) exception."""
+    """The DeviceError a user sees for a pymobiledevice3 (or transport) exception; `host`:
+    the phone is reached over the network at that address, not through usbmuxd."""
     from pymobiledevice3 import exceptions as x
 
     if isinstance(e, DeviceError):
@@ -125,6 +127,10 @@ def translate(
     if isinstance(e, x.AppInstallError):
         return DeviceError(f"install failed: {e}")
     if is_gone(e):
+        if host:
+            return DeviceGone(
+                f"cannot reach the iPhone at {host} (off the network, or asleep?)", transient=True
+            )
         return DeviceGone("the iPhone went away (unplugged?)", transient=True)
     return DeviceError(f"pymobiledevice3: {type(e).__name__}: {e}".rstrip(": "))
 

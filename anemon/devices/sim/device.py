@@ -5,11 +5,14 @@ session clock before every operation and every pull. That phone object is the ba
 connection. The app's container log is copied whole into the local mirror every `poll_s` (as
 `devicectl device copy from` does) by the follow the two share (devices/pulled.py). While the
 phone is unplugged nothing can be pulled: the follow yields a gap, then, once it is back, the
-end of the gap and the backfill.
+end of the gap and the backfill. Unless the host reaches it over the network (`network=True`,
+a plan's `device.connect = "network"`): then the cable can come out and the phone still
+answers, which is how energy is measured (the battery current is the load's only unplugged).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -22,6 +25,7 @@ from anemon.devices.base import (
     DeviceInfo,
     Installer,
     LaunchRefused,
+    PowerSource,
     Telemetry,
 )
 from anemon.devices.pulled import follow_pulled
@@ -36,19 +40,29 @@ UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 REPLUGGED = "plugged back in: pulling what was missed"
 
 
-class SimDevice(Installer):
+class SimDevice(Installer, PowerSource):
     """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
 
     def __init__(
-        self, phone: SimulatedIPhone, clock: Clock, *, bundle: str, poll_s: float = 2.0
+        self,
+        phone: SimulatedIPhone,
+        clock: Clock,
+        *,
+        bundle: str,
+        poll_s: float = 2.0,
+        network: bool = False,
+        power_s: float = 1.0,
     ) -> None:
         self.phone = phone
         self.clock = clock
         self.bundle = bundle
         """What `install()` installs (the simulator has one app)."""
         self.poll_s = poll_s
+        self.network = network
+        """The host also reaches the phone over the network: unplugged, it still answers."""
+        self.power_s = power_s
 
     def sync(self) -> None:
         """Bring the phone to the session's present."""
@@ -59,6 +73,11 @@ class SimDevice(Installer):
     @property
     def plugged(self) -> bool:
         return self.phone.battery.plugged
+
+    @property
+    def reachable(self) -> bool:
+        """The host can talk to the phone: on USB, or over the network."""
+        return self.network or self.plugged
 
     async def connect(self) -> DeviceInfo:
         os_build = self.phone.config.os_build
@@ -84,11 +103,17 @@ class SimDevice(Installer):
         return self.phone.running()
 
     async def telemetry(self) -> Telemetry | None:
-        """What a host reads over USB: nothing while unplugged, and never thermal state."""
+        """What a host reads: nothing while it cannot reach the phone, never thermal state."""
         self.sync()
-        if not self.plugged:
+        if not self.reachable:
             return None
         return host_reading(self.phone)
+
+    async def power(self) -> Telemetry:
+        """The battery's power reading, as IOPMPowerSource gives it (no disk figures)."""
+        self._reachable()
+        reading = host_reading(self.phone)
+        return dataclasses.replace(reading, free_gb=None, total_gb=None)
 
     def follow_log(self, bundle: str, path: str, mirror: Path) -> AsyncIterator[list[LogItem]]:
         copied: int | None = None  # the size last copied: an unchanged file is not rewritten
@@ -96,7 +121,7 @@ class SimDevice(Installer):
         async def pull() -> bool:
             nonlocal copied
             self.sync()
-            if not self.plugged:
+            if not self.reachable:
                 raise DeviceGone(UNPLUGGED, transient=True)
             copied = self._pull(bundle, path, mirror, copied)
             return True
@@ -124,12 +149,14 @@ class SimDevice(Installer):
 
     def _reachable(self) -> None:
         self.sync()
-        if not self.plugged:
+        if not self.reachable:
             raise DeviceGone("the simulated phone is unplugged", transient=True)
 
 
 def host_reading(phone: SimulatedIPhone) -> Telemetry:
-    """What a host would read of the simulated phone over USB (never its thermal state)."""
+    """What a host would read of the simulated phone (never its thermal state). Power is
+    |battery current| x voltage, as a host computes it from IOPMPowerSource: the phone's draw
+    while unplugged, the charger's current while charging (`charging` says which)."""
     t = phone.telemetry()
     return Telemetry(
         battery=t.battery_percent,
@@ -138,6 +165,7 @@ def host_reading(phone: SimulatedIPhone) -> Telemetry:
         temperature_c=t.temperature_c,
         free_gb=t.free_bytes / GB,
         total_gb=t.total_bytes / GB,
+        power_w=round(abs(t.amperage_ma) * t.voltage_mv / 1e6, 3),
     )
 
 
@@ -149,6 +177,7 @@ def sim_config(plan: Plan) -> SimConfig:
             fault=spec.fault,
             fault_at_s=spec.fault_at_s,
             fault_count=spec.fault_count,
+            power_w=spec.power_w,
         )
         for arm in plan.arms
         if (spec := plan.sim.arms.get(arm.name)) is not None
@@ -164,4 +193,12 @@ def from_plan(plan: Plan, clock: Clock) -> SimDevice:
         phone = SimulatedIPhone(sim_config(plan))
     except ValueError as e:
         raise DeviceError(f"simulator: {e}") from e
-    return SimDevice(phone, clock, bundle=plan.app.bundle, poll_s=plan.device.poll_s)
+    network = plan.device.connect == "network"
+    return SimDevice(
+        phone,
+        clock,
+        bundle=plan.app.bundle,
+        poll_s=plan.device.poll_s,
+        network=network,
+        power_s=plan.device.power_s,
+    )

@@ -1,10 +1,13 @@
 """A virtual iPhone on loopback: usbmuxd, lockdownd, diagnostics, house_arrest/AFC, os_trace.
 
 For tests and for anyone without a phone: the real pymobiledevice3 client talks to a simulated
-phone. `python -m anemon.devices.virtual` runs one and prints what to export.
+phone, through usbmuxd (`VirtualIPhone`, as over USB) and, with `NetworkLockdownd(phone)`
+beside it, over the network (lockdown over TCP, as a paired phone on Wi-Fi).
+`python -m anemon.devices.virtual` runs one and prints what to export.
 """
 
 from anemon.devices.virtual.afc import AfcStats
+from anemon.devices.virtual.lockdownd import NetworkLockdownd, service_starts
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
 
-__all__ = ["DEFAULT_UDID", "AfcStats", "VirtualIPhone"]
+__all__ = ["DEFAULT_UDID", "AfcStats", "NetworkLockdownd", "VirtualIPhone", "service_starts"]

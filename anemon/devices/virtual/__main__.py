@@ -2,7 +2,8 @@
 
 Runs the simulated phone with the bench app launched on one arm, in real time (or faster with
 --speed), and prints the `USBMUXD_SOCKET_ADDRESS` to export so that anemon's pymobiledevice3
-backend (or the pymobiledevice3 command line) talks to it. Ctrl-C stops it.
+backend (or the pymobiledevice3 command line) talks to it, and the address its lockdownd
+answers on over the network (`--connect network --host 127.0.0.1:PORT`). Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import contextlib
 import sys
 
+from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import VirtualIPhone
 
 TICK_S = 0.25
@@ -33,11 +35,12 @@ async def serve(args: argparse.Namespace) -> None:
 
     sim = SimulatedIPhone(SimConfig())
     sim.launch(args.bundle, {"AB_MODEL": args.arm})
-    async with VirtualIPhone(sim, bundles=[args.bundle]) as phone:
+    async with VirtualIPhone(sim, bundles=[args.bundle]) as phone, NetworkLockdownd(phone) as net:
         print(f"export USBMUXD_SOCKET_ADDRESS={phone.usbmux_address}", flush=True)
         print(
             f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {args.bundle} "
-            f"writes Documents/sustain/bench.log",
+            f"writes Documents/sustain/bench.log; over the network: "
+            f"--connect network --host {net.address}",
             file=sys.stderr,
             flush=True,
         )

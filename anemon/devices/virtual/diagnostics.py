@@ -1,4 +1,5 @@
-"""diagnostics_relay: the battery as IORegistry's IOPMPowerSource entry."""
+"""diagnostics_relay: the battery as IORegistry's IOPMPowerSource entry, read from the
+simulator (its power model: anemon/simulator/power.py, battery.py)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,11 @@ class DiagnosticsRelay(PlistService):
         return {"Status": "Success", "Diagnostics": {"IORegistry": self.power_source()}}
 
     def power_source(self) -> dict[str, Any]:
+        """The simulator's battery as IOKit reports it: |InstantAmperage| x Voltage is the
+        phone's power while unplugged, the charge current (positive) while charging."""
         t = self.phone.sim.telemetry()
         percent = round(t.battery_percent)
+        capacity = int(t.capacity_mah)
         return {
             "CurrentCapacity": percent,
             "MaxCapacity": 100,
@@ -39,6 +43,10 @@ class DiagnosticsRelay(PlistService):
             "FullyCharged": percent >= 100,
             "BatteryInstalled": True,
             "Temperature": round(t.temperature_c * 100),  # hundredths of °C, as IOKit reports
-            "Voltage": 4000,
-            "InstantAmperage": 500 if t.charging else -400,
+            "Voltage": int(t.voltage_mv),  # mV
+            "InstantAmperage": int(t.amperage_ma),  # mA, negative while discharging
+            "Amperage": int(t.amperage_ma),
+            "AppleRawCurrentCapacity": round(t.battery_percent * capacity / 100),  # mAh
+            "NominalChargeCapacity": capacity,  # mAh
+            "DesignCapacity": capacity,
         }

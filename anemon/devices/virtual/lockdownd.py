@@ -1,27 +1,57 @@
 """lockdownd (device port 62078): device values, a session without TLS, and StartService.
 
 The session is answered without `EnableSessionSSL`, so the client never needs the pair
-record's certificates. Started services get a one-shot virtual port that the client then
-reaches through usbmuxd's Connect.
+record's certificates: any record with a `HostID` pairs. Through usbmuxd (`Lockdownd`, reached
+by a `Connect` to port 62078) a started service gets a one-shot virtual port that the client
+then reaches through usbmuxd's Connect. Over the network (`NetworkLockdownd`, what a paired
+phone with Wi-Fi connections on serves) lockdownd listens on a loopback TCP port of its own and
+each started service on a one-shot loopback TCP port, which pymobiledevice3's TCP lockdown
+client connects to directly. Every StartService is counted per phone (`service_starts`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import socket
+import weakref
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import PlistService
+from anemon.devices.virtual.plist_io import PlistService, ProtocolViolation
 
 if TYPE_CHECKING:
     from anemon.devices.virtual.phone import VirtualIPhone
 
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
 LOCKDOWN_PORT = 62078
 DISK_USAGE = "com.apple.disk_usage"
 BATTERY = "com.apple.mobile.battery"
+LOOPBACK = "127.0.0.1"
+ACCEPT_S = 30.0
+"""How long a started service's one-shot TCP port waits for the client to connect."""
+
+log = logging.getLogger(__name__)
+_STARTS: weakref.WeakKeyDictionary[Any, Counter[str]] = weakref.WeakKeyDictionary()
+
+
+def service_starts(phone: VirtualIPhone) -> Counter[str]:
+    """How many times each service was started on `phone` (over usbmuxd and the network)."""
+    return _STARTS.setdefault(phone, Counter())
 
 
 class Lockdownd(PlistService):
-    def __init__(self, phone: VirtualIPhone) -> None:
+    """One phone's lockdownd; `open_port` gives a started service its port (default: a
+    virtual port behind usbmuxd)."""
+
+    def __init__(
+        self, phone: VirtualIPhone, open_port: Callable[[Handler], int] | None = None
+    ) -> None:
         self.phone = phone
+        self._open_port = open_port or phone.open_port
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         name = request.get("Request")
@@ -75,4 +105,121 @@ class Lockdownd(PlistService):
         if handler is None:
             # What a real phone says for DVT without the developer disk image, or on iOS 17+.
             return {"Error": "InvalidService"}
-        return {"Service": service, "Port": self.phone.open_port(handler)}
+        service_starts(self.phone)[service] += 1
+        return {"Service": service, "Port": self._open_port(handler)}
+
+
+class NetworkLockdownd:
+    """The phone's lockdownd on the network: a loopback TCP port (`port`, `address` =
+    "127.0.0.1:PORT", the value for `--host`), and one-shot loopback ports for the services it
+    starts. Independent of USB: `phone.detach()` (the cable out) leaves it answering;
+    `go_offline()` takes the phone off the network (every connection cut, new ones hung up on)
+    and `go_online()` brings it back. An async context manager, like the phone."""
+
+    def __init__(self, phone: VirtualIPhone) -> None:
+        self.phone = phone
+        self.online = True
+        self.connections = 0
+        """TCP connections accepted so far (lockdownd and services)."""
+        self._lockdownd = Lockdownd(phone, open_port=self._open_service_port)
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._lockdown_client, LOOPBACK, 0)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        self._cut_all()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> NetworkLockdownd:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the network lockdownd is not started")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def address(self) -> str:
+        """`127.0.0.1:PORT`: the phone's network address for `--host` / `device.host`."""
+        return f"{LOOPBACK}:{self.port}"
+
+    def go_offline(self) -> None:
+        """Off the network (out of range, Wi-Fi off): cut every connection, hang up on new ones."""
+        self.online = False
+        self._cut_all()
+
+    def go_online(self) -> None:
+        self.online = True
+
+    # -- connections --------------------------------------------------------------------------
+
+    async def _lockdown_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await self._serve(self._lockdownd.serve, reader, writer)
+
+    def _open_service_port(self, handler: Handler) -> int:
+        """A loopback port, listening already, that serves `handler` to its first client."""
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind((LOOPBACK, 0))
+        listener.listen(1)
+        listener.setblocking(False)
+        task = asyncio.get_running_loop().create_task(self._serve_once(listener, handler))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return int(listener.getsockname()[1])
+
+    async def _serve_once(self, listener: socket.socket, handler: Handler) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(ACCEPT_S):
+                client, _ = await loop.sock_accept(listener)
+        except TimeoutError:
+            return
+        finally:
+            listener.close()
+        reader, writer = await asyncio.open_connection(sock=client)
+        await self._serve(handler, reader, writer)
+
+    async def _serve(
+        self, handler: Handler, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        if not self.online:
+            _cut(writer)
+            return
+        self.connections += 1
+        self._writers.add(writer)
+        try:
+            await handler(reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client hung up, or the phone went off the network
+        except ProtocolViolation as e:
+            log.debug("virtual iPhone (network): dropping a connection: %s", e)
+        finally:
+            self._writers.discard(writer)
+            _cut(writer)
+
+    def _cut_all(self) -> None:
+        for writer in list(self._writers):
+            _cut(writer)
+
+
+def _cut(writer: asyncio.StreamWriter) -> None:
+    """Close at once, without flushing: what a dropped network link does."""
+    with contextlib.suppress(Exception):
+        writer.transport.abort()

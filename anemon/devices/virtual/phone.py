@@ -37,7 +37,9 @@ log = logging.getLogger(__name__)
 
 
 class SimLike(Protocol):
-    """What the servers read from the simulated phone."""
+    """What the servers read from the simulated phone. `telemetry()` gives the fields of
+    `anemon.simulator.PhoneTelemetry`: battery_percent, charging, plugged, temperature_c,
+    free_bytes, total_bytes, power_w, amperage_ma, voltage_mv, capacity_mah."""
 
     def telemetry(self) -> Any: ...
 

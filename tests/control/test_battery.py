@@ -1,0 +1,318 @@
+"""The battery protocol (plan `protocol.battery`): its pure parts, then whole plans on the
+simulator at max speed with a simulated operator who unplugs and replugs the phone."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from anemon.control.battery import (
+    LATE_UNPLUG,
+    REPLUG,
+    UNPLUG,
+    UNPLUG_TIMEOUT_S,
+    USB_WARNING,
+    Answer,
+    BatteryProtocol,
+    Wait,
+    expected_run_s,
+    is_plugged,
+    is_unplugged,
+    replug_wait,
+    unplug_wait,
+)
+from anemon.control.outcome import ABORTED, OK
+from anemon.control.plan import ProtocolSpec
+from anemon.devices.base import Telemetry
+from anemon.events import (
+    EndEvent,
+    ErrorEvent,
+    MarkerEvent,
+    Phase,
+    PhaseEvent,
+    TelemetryEvent,
+    TrialEvent,
+)
+from tests.control.helpers import (
+    TWO_ARMS,
+    battery_operator,
+    plan,
+    prompted,
+    run_plan,
+    set_plugged,
+)
+
+ANE, GPU = "minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8"
+SHORT = '[protocol]\nseconds = 60\n[cooldown]\nmin_s = 30\nuntil = "none"\ncap_s = 60\n'
+NETWORK = '[device]\nconnect = "network"\n'
+UNPLUGGED = (
+    TWO_ARMS + NETWORK + SHORT.replace("seconds = 60\n", 'seconds = 60\nbattery = "unplugged"\n')
+)
+
+UNPLUGGED_T = Telemetry(charging=False, plugged=False)
+CHARGING_T = Telemetry(charging=True, plugged=True)
+FULL_T = Telemetry(charging=False, plugged=True)
+
+
+# -- the pure parts ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reading", "usb", "unplugged", "plugged"),
+    [
+        (UNPLUGGED_T, False, True, False),
+        (UNPLUGGED_T, True, True, False),
+        (CHARGING_T, False, False, True),
+        (FULL_T, True, False, True),  # plugged in, held at its charge limit: not charging
+        (Telemetry(charging=True, plugged=None), False, False, True),
+        (Telemetry(), False, False, False),  # nothing known
+        (None, True, True, False),  # over USB, a phone out of reach is a phone unplugged
+        (None, False, False, False),  # over the network it must say so itself
+    ],
+)
+def test_what_counts_as_unplugged_and_as_plugged(reading, usb, unplugged, plugged):
+    assert is_unplugged(reading, usb=usb) is unplugged
+    assert is_plugged(reading) is plugged
+
+
+def test_a_launch_is_expected_to_last_its_seconds_or_an_ab_estimate():
+    assert expected_run_s(ProtocolSpec(seconds=300)) == 300
+    assert expected_run_s(ProtocolSpec(kind="ab", trials=5)) == 300
+
+
+def test_the_closing_note_says_how_the_wait_ended_and_after_how_long():
+    wait = unplug_wait(observable=True, usb=False, kind="sim")
+    assert Answer("unplugged", 31.6).note(wait) == "unplug wait: unplugged after 32 s"
+    late = Answer("skipped (k)", 700.2, timed_out=True).note(wait)
+    assert late == "unplug wait: skipped (k) after 700 s (timed out at 600 s)"
+
+
+def test_a_host_that_cannot_read_the_cable_asks_for_k():
+    seen = unplug_wait(observable=True, usb=False, kind="sim")
+    assert (seen.prompt, seen.timeout_s, seen.late) == (UNPLUG, UNPLUG_TIMEOUT_S,
+                                                        LATE_UNPLUG.format(s=600))  # fmt: skip
+    assert seen.late == "still charging after 600 s: go on with k or --force, or abort with X"
+    blind = unplug_wait(observable=False, usb=True, kind="devicectl")
+    assert blind.done is None
+    assert blind.prompt.startswith(UNPLUG + ", then press k: devicectl cannot tell")
+    assert replug_wait(observable=True, kind="sim").prompt == REPLUG
+    assert "then press k" in replug_wait(observable=False, kind="devicectl").prompt
+
+
+class FakeBatteryHost:
+    """Exactly BatteryHost's members; the operator does as asked at once."""
+
+    def __init__(self, reading: Telemetry | None) -> None:
+        self._reading = reading
+        self.calls: list[tuple] = []
+
+    @property
+    def aborting(self) -> bool:
+        return False
+
+    async def reading(self) -> Telemetry | None:
+        return self._reading
+
+    async def ask(self, wait: Wait) -> Answer:
+        self.calls.append(("ask", wait.prompt))
+        return Answer(wait.then, 0.0)
+
+    def set_phase(self, phase: Phase, arm: str | None, reason: str = "") -> None:
+        self.calls.append(("phase", phase, reason))
+
+    def note(self, text: str) -> None:
+        self.calls.append(("note", text))
+
+
+def before(mode: str, reading: Telemetry | None, *, usb: bool = False) -> list[tuple]:
+    host = FakeBatteryHost(reading)
+    battery = BatteryProtocol(mode, host, usb=usb, kind="devicectl")
+    asyncio.run(battery.before())
+    return host.calls
+
+
+def test_any_does_nothing():
+    assert before("any", CHARGING_T) == []
+
+
+@pytest.mark.parametrize(
+    ("reading", "says"),
+    [
+        (CHARGING_T, "the phone is plugged in"),
+        (UNPLUGGED_T, "warning: the phone is not plugged in"),
+        (None, "not checked, the host reads no charging state (devicectl)"),
+    ],
+)
+def test_plugged_checks_and_warns(reading, says):
+    ((what, note),) = before("plugged", reading)
+    assert what == "note" and note == 'battery protocol "plugged": ' + says + (
+        " (not charging); the run goes on" if "warning" in says else ""
+    )
+
+
+def test_unplugged_shows_the_prompt_as_the_phase_and_asks():
+    calls = before("unplugged", CHARGING_T)
+    assert calls == [("phase", "idle", UNPLUG), ("ask", UNPLUG)]
+    usb = before("unplugged", CHARGING_T, usb=True)
+    assert usb[0] == ("note", USB_WARNING)
+
+
+# -- whole plans on the simulator -----------------------------------------------------------------
+
+
+def markers(ran, start=""):
+    return [m for m in ran.of(MarkerEvent) if m.note.startswith(start)]
+
+
+def closing(ran, name):
+    (note,) = markers(ran, f"{name} wait: ")
+    return note
+
+
+def waited(note):
+    return float(note.note.split(" after ")[1].split(" s")[0])
+
+
+def first_phase(ran, phase, arm=None):
+    return next(e for e in ran.of(PhaseEvent) if e.phase == phase and (arm is None or e.arm == arm))
+
+
+def test_unplugged_asks_waits_for_the_unplug_then_asks_for_the_replug_after_the_last_arm():
+    ran = run_plan(plan(UNPLUGGED), operator=battery_operator(unplug_after_s=30, replug_after_s=20))
+    assert ran.result.exit_status == OK
+    assert [o.status for o in ran.result.outcomes] == ["done", "done"]
+
+    # Before the first arm: the prompt (the phase's reason, a marker), the wait, its ending.
+    asked = markers(ran, UNPLUG)[0]
+    assert asked.source == "prompt" and asked.t < 1
+    assert first_phase(ran, "idle").reason == UNPLUG
+    unplugged = closing(ran, "unplug")
+    assert unplugged.note.startswith("unplug wait: unplugged after ")
+    assert 30 <= waited(unplugged) <= 33
+    assert first_phase(ran, "launching", ANE).t >= unplugged.t
+    # Telemetry is read every 2 s while waiting (10 s otherwise).
+    read = [e.t for e in ran.of(TelemetryEvent) if e.source == "controller" and e.t <= unplugged.t]
+    assert max(b - a for a, b in itertools.pairwise(read)) <= 2.01
+
+    # Unplugged, the phone says so and drains; the log is still pulled over the network.
+    (replug,) = markers(ran, REPLUG)
+    during = [e for e in ran.of(TelemetryEvent) if unplugged.t < e.t <= replug.t]
+    assert during and all(e.plugged is False and e.charging is False for e in during)
+    assert len({e.arm for e in during}) == 3  # ANE, the cooldown, GPU
+    assert during[-1].battery < during[0].battery
+
+    # After the last arm: the replug, until the phone is back on the cable.
+    last_end = max(e.t for e in ran.of(EndEvent))
+    assert replug.source == "prompt" and replug.t >= last_end
+    replugged = closing(ran, "replug")
+    assert 20 <= waited(replugged) <= 23
+    done = ran.of(PhaseEvent)[-1]
+    assert done.phase == "done" and done.t > replugged.t
+    assert [e.reason for e in ran.of(PhaseEvent) if e.phase == "idle"][-1] == REPLUG
+    assert not ran.of(ErrorEvent)
+
+
+def test_a_timeout_says_so_and_k_goes_on():
+    async def late_k(feed):
+        await prompted(feed, "unplug")
+        await feed.clock.sleep(700)
+        await feed.controller.skip_cooldown()
+
+    ran = run_plan(plan(UNPLUGGED), operator=late_k)
+    (error,) = ran.of(ErrorEvent)
+    assert error.message == "still charging after 600 s: go on with k or --force, or abort with X"
+    assert error.t == pytest.approx(600, abs=0.1) and error.arm is None
+    assert [m.note for m in markers(ran, "k: ")] == ["k: go on (unplug wait)"]
+    skipped = closing(ran, "unplug")
+    assert skipped.note.startswith("unplug wait: skipped (k) after 70")
+    assert skipped.note.endswith("(timed out at 600 s)")
+    assert first_phase(ran, "launching", ANE).t >= 700
+    assert ran.result.exit_status == OK
+    # Still plugged in: the replug is asked for, and done at once.
+    assert closing(ran, "replug").note == "replug wait: replugged after 0 s"
+
+
+def test_force_goes_on_at_the_timeout():
+    ran = run_plan(plan(UNPLUGGED), force=True)
+    (error,) = ran.of(ErrorEvent)
+    assert error.message.startswith("still charging after 600 s")
+    forced = closing(ran, "unplug")
+    assert forced.note == "unplug wait: forced (--force) after 600 s (timed out at 600 s)"
+    assert first_phase(ran, "launching", ANE).t == pytest.approx(600, abs=1)
+    assert ran.result.exit_status == OK
+
+
+def test_an_abort_ends_the_wait_and_nothing_is_launched():
+    async def abort(feed):
+        await prompted(feed, "unplug")
+        await feed.clock.sleep(50)
+        await feed.controller.abort_session()
+
+    ran = run_plan(plan(UNPLUGGED), operator=abort)
+    assert closing(ran, "unplug").note.startswith("unplug wait: aborted after 5")
+    assert ran.result.exit_status == ABORTED and ran.result.skipped == (ANE, GPU)
+    assert not [e for e in ran.of(PhaseEvent) if e.phase == "launching"]
+    assert not markers(ran, "replug")
+
+
+def test_over_usb_the_replug_is_asked_when_the_arm_should_be_over_and_the_log_pulled_after():
+    """Over USB an unplugged phone cannot be pulled, so its arm cannot end: the replug is
+    asked for when the arm should be over (its 60 s and a 60 s margin), beside it."""
+    one_arm = f'tag = "usb"\n[[arms]]\nname = "{ANE}"\n'
+    text = one_arm + '[protocol]\nseconds = 60\nbattery = "unplugged"\n'
+
+    async def operate(feed):
+        await prompted(feed, "unplug")
+        await feed.controller.skip_cooldown()  # goes on, and unplugs once the arm runs
+        while feed.controller.phase != "running":
+            await feed.clock.sleep(1)
+        await feed.clock.sleep(10)
+        set_plugged(feed, False)
+        await prompted(feed, "replug")
+        await feed.clock.sleep(20)
+        set_plugged(feed, True)
+
+    ran = run_plan(plan(text), operator=operate)
+    assert ran.result.exit_status == OK
+    assert USB_WARNING in [m.note for m in ran.of(MarkerEvent)]
+    launched = first_phase(ran, "launching", ANE).t
+    (replug,) = markers(ran, REPLUG)
+    assert replug.t == pytest.approx(launched + 120, abs=2)
+    begin, end = ran.log_gaps()
+    assert begin.t < replug.t < end.t
+    (ended,) = ran.of(EndEvent)
+    shown = [e.t for e in ran.of(PhaseEvent) if e.reason == REPLUG]
+    assert all(t >= ended.t for t in shown)  # the arm's phases stay while it runs
+    replugged = closing(ran, "replug")
+    assert 20 <= waited(replugged) <= 23
+    # The log written while unplugged is pulled after the replug, and the arm ends then.
+    late = [e for e in ran.of(TrialEvent) if e.t >= end.t]
+    assert late and ended.t >= end.t > replug.t
+
+
+def test_plugged_warns_when_the_phone_does_not_charge():
+    text = TWO_ARMS + NETWORK + '[protocol]\nseconds = 60\nbattery = "plugged"\n'
+    ran = run_plan(plan(text, s="[sim]\nplugged = false\n"))
+    (warning,) = markers(ran, 'battery protocol "plugged"')
+    assert "warning: the phone is not plugged in" in warning.note
+    assert ran.result.exit_status == OK
+    assert not markers(ran, UNPLUG)
+    ok = run_plan(plan(TWO_ARMS + '[protocol]\nseconds = 60\nbattery = "plugged"\n'))
+    assert [m.note for m in markers(ok, "battery")] == [
+        'battery protocol "plugged": the phone is plugged in'
+    ]
+
+
+def test_any_asks_nothing():
+    ran = run_plan(plan(TWO_ARMS, s=SHORT))
+    assert not [m for m in ran.of(MarkerEvent) if m.source == "prompt"]
+    assert not markers(ran, "battery")
+
+
+def test_the_protocol_asks_once_even_for_an_arm_with_the_unplug_fault():
+    fault = f'[sim.arms.{ANE}]\nfault = "unplug"\nfault_at_s = 20\n'
+    ran = run_plan(plan(UNPLUGGED, f=fault), operator=battery_operator())
+    assert len(markers(ran, UNPLUG)) == 1 and len(markers(ran, REPLUG)) == 1
+    assert ran.result.exit_status == OK

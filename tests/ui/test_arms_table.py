@@ -1,0 +1,74 @@
+"""The arms table's J/token column: the figure, or why it is withheld, kept up to date live."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
+from anemon.store import Session
+from anemon.ui.arms_table import BRIEF, ArmsTable
+
+
+class Tables(App[None]):
+    def compose(self) -> ComposeResult:
+        yield ArmsTable(id="wide")
+        yield ArmsTable(BRIEF, id="brief")
+
+
+def trial(t: float, arm: str, state: str = "unplugged") -> TrialEvent:
+    return TrialEvent(t=t, wall=t, arm=arm, trial=int(t), decode_tps=50.0, gen=100,
+                      battery=90.0, battery_state=state, thermal=1)  # fmt: skip
+
+
+def watts(t: float, w: float, charging: bool = False) -> TelemetryEvent:
+    return TelemetryEvent(t=t, wall=t, power_w=w, charging=charging, plugged=charging)
+
+
+EVENTS: list[Event] = [
+    StartEvent(t=0, wall=0, arm="plugged"), trial(1, "plugged", "charging"),
+    trial(2, "plugged", "charging"), watts(1.5, 5.0, charging=True),
+    StartEvent(t=10, wall=10, arm="battery"), trial(11, "battery"), watts(11, 3.0),
+    watts(21, 5.0), trial(21, "battery"),
+    StartEvent(t=30, wall=30, arm="unread"), trial(31, "unread"), trial(41, "unread"),
+]  # fmt: skip
+
+
+def j_per_token(table: ArmsTable, arm: str) -> str:
+    return table.get_row(arm)[-1].plain
+
+
+async def test_j_per_token_or_why_not_in_both_tables() -> None:
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events(EVENTS)
+        for table in app.query(ArmsTable):
+            table.show(session)
+        await pilot.pause()
+        for table in app.query(ArmsTable):
+            assert table.ordered_columns[-1].key.value == "J/token"
+            assert j_per_token(table, "plugged") == "charging"
+            assert j_per_token(table, "battery") == "0.2000"  # 40 J / 200 tokens
+            assert j_per_token(table, "unread") == "no power"
+
+
+async def test_new_readings_alone_update_the_energy_figures() -> None:
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1, "a"),
+                                       watts(1, 2.0), trial(11, "a")])  # fmt: skip
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session)
+        await pilot.pause()
+        assert j_per_token(table, "a") == "too short"
+        session.add(watts(11, 4.0))  # a reading inside the span, no new trial
+        table.show(session)
+        await pilot.pause()
+        assert j_per_token(table, "a") == "0.1500"  # 30 J / 200 tokens
+        session.add(watts(12, 4.0, charging=True))  # after the last trial: outside the span
+        table.show(session)
+        await pilot.pause()
+        assert j_per_token(table, "a") == "0.1500"
+        session.add(trial(13, "a"))  # the span now holds the charging reading
+        table.show(session)
+        await pilot.pause()
+        assert j_per_token(table, "a") == "charging"
