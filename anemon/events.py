@@ -58,14 +58,20 @@ class StartEvent(RecordEvent):
     kind: ClassVar[str] = "start"
     model: str | None = None
     compute: str | None = None
+    """"ane", "gpu" or "cpu" (lower-cased)."""
     bits: str | None = None
     bundle: str | None = None
     os: str | None = None
+    """The OS build (caches are rebuilt after an OS update)."""
     free_gb: float | None = None
     mode: str | None = None
+    """"sustain" or "ab" (lower-cased)."""
     p: int | None = None
+    """Prompt tokens per trial."""
     g: int | None = None
+    """Tokens generated per trial."""
     n: int | None = None
+    """Timed trials per launch (ab)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,16 +205,19 @@ class ResetEvent(Event):
 class TelemetryEvent(Event):
     """Host-side readings from the device backend (the host cannot read thermal state)."""
 
-    kind: ClassVar[str] = "telemetry"
     battery: float | None = None
+    """Percent 0-100."""
     battery_state: str | None = None
     temperature_c: float | None = None
+    """Battery temperature, the host's only proxy for heat."""
     free_gb: float | None = None
     total_gb: float | None = None
     power_w: float | None = None
     """Device power from the battery's current x voltage, positive = drawing (v2)."""
     charging: bool | None = None
     plugged: bool | None = None
+
+    kind: ClassVar[str] = "telemetry"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from anemon.recording.reader import open_source
 from anemon.store import Session
@@ -26,16 +25,4 @@ def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
     readers = [open_source(path) for path in paths]
     for reader in readers:
         session = Session.from_events(reader)
-        yield Loaded(reader.path, session, reader.warnings, device_kind(reader.header))
-
-
-def device_kind(header: Mapping[str, Any] | None) -> str | None:
-    """The backend named by a recording's header: its device, else its plan's `device.kind`."""
-    if header is None:
-        return None
-    plan = header.get("plan")
-    for device in (header.get("device"), plan.get("device") if isinstance(plan, Mapping) else None):
-        kind = device.get("kind") if isinstance(device, Mapping) else None
-        if isinstance(kind, str) and kind:
-            return kind
-    return None
+        yield Loaded(reader.path, session, reader.warnings, reader.device_kind)

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from anemon.analysis.summary import ArmSummary
+from anemon.devices import reads_power
 from anemon.events import thermal_name
 
 COLUMNS = (
@@ -45,8 +46,6 @@ DROP_ORDER = (
     "J/token",
 )
 """The columns a narrow terminal loses first (the arm's name is never dropped)."""
-NO_POWER_DEVICES = frozenset({"devicectl"})
-"""Device backends that read no power (docs/devices.md): their recordings get a footnote."""
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -96,7 +95,7 @@ def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
 
 def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
     """What a reader of the table needs to know about a withheld figure."""
-    if device in NO_POWER_DEVICES and any(s.energy_note == "no power samples" for s in summaries):
+    if reads_power(device) is False and any(s.energy_note == "no power samples" for s in summaries):
         return [f"no power samples: {device} reads no power (pymobiledevice3 does)"]
     return []
 

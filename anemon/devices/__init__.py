@@ -8,6 +8,15 @@ from anemon.devices.base import Device
 from anemon.errors import AnemonError
 
 REAL_KINDS = ("devicectl", "pymobiledevice3")
+POWER_KINDS = frozenset({"sim", "pymobiledevice3"})
+"""Backends that read device power (devicectl cannot)."""
+
+
+def reads_power(kind: str | None) -> bool | None:
+    """Whether a backend of this kind reads device power; None: no backend (a mirrored log)."""
+    return None if kind is None else kind in POWER_KINDS
+
+
 """Backends that drive a phone on the desk (the simulator is built from a plan instead)."""
 CONNECTIONS = ("usb", "network")
 """How pymobiledevice3 reaches the phone: through usbmuxd, or lockdown over the network."""

@@ -119,6 +119,12 @@ class Feed(Protocol):
         ...
 
     @property
+    def reads_power(self) -> bool | None:
+        """Whether the source reads device power: False for devicectl, None where no backend
+        reads the phone (a mirrored log)."""
+        ...
+
+    @property
     def replay(self) -> ReplayControls | None:
         """Pause, speed and seek, when this is a replay."""
         ...

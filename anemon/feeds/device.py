@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from anemon.devices import reads_power
 from anemon.devices.base import ConsoleSource, Device, PowerSource
 from anemon.errors import AnemonError
 from anemon.feeds.live import LiveFeed, until_stopped
@@ -25,6 +26,7 @@ class OnDevice(LiveFeed):
     ) -> None:
         super().__init__(title, pipeline)
         self.device = device
+        self.reads_power = reads_power(device.kind)
         self.bundle = bundle
         self._lines = LineFeed(pipeline, source)
 

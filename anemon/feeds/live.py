@@ -31,6 +31,7 @@ class LiveFeed:
         self.tag = tag
         self.pipeline = pipeline
         self.controls = controls
+        self.reads_power: bool | None = None
         self._stop = asyncio.Event()
 
     @property

@@ -12,7 +12,7 @@ from anemon.clock import Clock, RealClock
 from anemon.control.controller import Controller
 from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan
-from anemon.devices import real_device
+from anemon.devices import reads_power, real_device
 from anemon.devices.base import Device, DeviceInfo
 from anemon.feeds.live import LiveFeed
 from anemon.pipeline import Pipeline
@@ -57,6 +57,7 @@ class PlanRun(LiveFeed):
                                      battery_prompts=battery_prompts, force=force)  # fmt: skip
         super().__init__(f"{plan.tag} on {plan.device.kind}", pipeline, tag=plan.tag,
                          controls=self.controller)  # fmt: skip
+        self.reads_power = reads_power(self.device.kind)
         self.result: RunResult | None = None
 
     @property

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from anemon.devices import reads_power
 from anemon.events import Event, MarkerEvent
 from anemon.feeds import Listener
 from anemon.feeds.live import until_stopped
@@ -23,10 +24,16 @@ class ReplayFeed:
     controls: None = None
 
     def __init__(
-        self, events: Sequence[Event], title: str, tag: str | None = None, **replay_options: Any
+        self,
+        events: Sequence[Event],
+        title: str,
+        tag: str | None = None,
+        reads_power: bool | None = None,
+        **replay_options: Any,
     ) -> None:
         self.title = title
         self.tag = tag
+        self.reads_power = reads_power
         self._listeners: list[Listener] = []
         self.replay = Replayer(events, listener=self._played, **replay_options)
         self.clock = ReplayClock(self.replay)
@@ -36,7 +43,8 @@ class ReplayFeed:
     def open(cls, path: Path, **replay_options: Any) -> ReplayFeed:
         """A SOURCE (recording or raw log) read whole, ready to play."""
         reader = open_source(path)
-        return cls(list(reader), str(path), reader.tag, **replay_options)
+        power = reads_power(reader.device_kind)
+        return cls(list(reader), str(path), reader.tag, power, **replay_options)
 
     @property
     def session(self) -> Session:

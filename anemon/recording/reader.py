@@ -41,6 +41,20 @@ class SourceReader:
         self._parser = LineParser(self.path.name)
 
     @property
+    def device_kind(self) -> str | None:
+        """The backend a recording was made with: its device's kind, else its plan's."""
+        header = self.header or {}
+        plan = header.get("plan")
+        for device in (
+            header.get("device"),
+            plan.get("device") if isinstance(plan, dict) else None,
+        ):
+            kind = device.get("kind") if isinstance(device, dict) else None
+            if isinstance(kind, str) and kind:
+                return kind
+        return None
+
+    @property
     def tag(self) -> str | None:
         """The tag of the plan a recording was made from (a raw log has no header)."""
         plan = (self.header or {}).get("plan")

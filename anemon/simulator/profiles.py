@@ -35,32 +35,23 @@ class PathPhysics:
     burst rate (its cool decode speed); power.py scales it with the decode rate."""
 
 
+# Keyword arguments, three to a line, so the two paths read side by side.
+# fmt: off
 PATHS: dict[str, PathPhysics] = {
     # The ANE plateaus ~31 % below its first minute once serious; prefill 3900 -> 2350.
     "ane": PathPhysics(
-        die_rise_k_per_w=3.0,
-        throttle_onset_c=39.5,
-        throttle_full_c=47.0,
-        decode_floor=0.70,
-        prefill_floor=0.603,
-        prefill_full_at=0.55,
-        decode_noise=0.02,
-        load_error="ANE compile failed (Code=4097)",
-        burst_w=4.5,
+        die_rise_k_per_w=3.0, throttle_onset_c=39.5, throttle_full_c=47.0,
+        decode_floor=0.70, prefill_floor=0.603, prefill_full_at=0.55,
+        decode_noise=0.02, load_error="ANE compile failed (Code=4097)", burst_w=4.5,
     ),
     # The GPU at serious runs at about half its cool speed; its prefill barely throttles.
     "gpu": PathPhysics(
-        die_rise_k_per_w=4.0,
-        throttle_onset_c=41.0,
-        throttle_full_c=43.6,
-        decode_floor=0.515,
-        prefill_floor=0.90,
-        prefill_full_at=1.0,
-        decode_noise=0.03,
-        load_error="MTLLibrary compile failed (Code=4097)",
-        burst_w=6.2,
+        die_rise_k_per_w=4.0, throttle_onset_c=41.0, throttle_full_c=43.6,
+        decode_floor=0.515, prefill_floor=0.90, prefill_full_at=1.0,
+        decode_noise=0.03, load_error="MTLLibrary compile failed (Code=4097)", burst_w=6.2,
     ),
 }
+# fmt: on
 
 
 @dataclass(frozen=True, slots=True)

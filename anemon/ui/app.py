@@ -80,7 +80,9 @@ class Dashboard(App[None]):
         self._settling = 0
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(self.feed.title, tag=self.feed.tag, id="status")
+        yield StatusLine(
+            self.feed.title, tag=self.feed.tag, reads_power=self.feed.reads_power, id="status"
+        )
         yield Timeline(self.feed.replay, id="timeline")
         with Vertical(id="body"):
             yield Charts(MAIN_CHARTS, id="charts")

@@ -39,9 +39,12 @@ def power_state(session: Session) -> str:
     return charging_text(session.charging, plugged, session.battery_state)
 
 
-def power_text(session: Session) -> Text:
+def power_text(session: Session, reads_power: bool | None = None) -> Text:
     """The latest power reading and the charging state: "power 3.4 W · on battery"; "power —"
-    while there is none (see POWER_HELP). Charging is flagged: those watts are the charger's."""
+    while there is none (see POWER_HELP), "power n/a (devicectl)" where the backend cannot
+    read it (`reads_power` False). Charging is flagged: those watts are the charger's."""
+    if reads_power is False:
+        return Text("power n/a (devicectl)", style="dim")
     watts = session.power_w.last()
     text = Text(f"power {'—' if watts is None else f'{watts:.1f} W'}")
     state = power_state(session)
@@ -59,8 +62,22 @@ POWER_HELP = (
 """The status line's tooltip: why power may show —."""
 
 
+def phase_text(session: Session) -> str:
+    """The phase; while the queue waits (idle), why: the operator's prompt or the hold."""
+    event = session.phase
+    if event is None:
+        return "phase —"
+    if event.phase == "idle" and event.reason:
+        return f"phase idle: {event.reason}"
+    return f"phase {event.phase}"
+
+
 def status_text(
-    session: Session, title: str, tag: str | None = None, width: int | None = None
+    session: Session,
+    title: str,
+    tag: str | None = None,
+    width: int | None = None,
+    reads_power: bool | None = None,
 ) -> Text:
     """All from the Session (never the wall clock): replays and snapshots agree.
 
@@ -68,19 +85,18 @@ def status_text(
     `width`, the parts are packed into lines of that width, none cut in two.
     """
     tag = tag or session_tag(session)
-    phase = session.phase.phase if session.phase is not None else None
     elapsed = session.last_t - session.first_t if session.first_t is not None else 0.0
     battery = session.battery.last()
     parts: list[Text | str] = [
         Text(title, style="bold"),
         f"tag {tag or '—'}",
-        f"phase {phase or '—'}",
+        Text(phase_text(session)),
         Text.assemble("arm ", (session.current_arm or "—", "bold")),
         f"elapsed {clock(elapsed)}",
         f"trials {timed_trials(session)}",
         Text.assemble("thermal ", thermal_text(session.thermal.last())),
         f"battery {'—' if battery is None else f'{battery:.0f} %'}",
-        power_text(session),
+        power_text(session, reads_power),
     ]
     if session.errors:
         parts.append(Text(f"errors {len(session.errors)}", style="bold red"))
@@ -133,12 +149,14 @@ class StatusLine(Static):
         title: str,
         *,
         tag: str | None = None,
+        reads_power: bool | None = None,
         id: str | None = None,  # noqa: A002 (Textual)
     ) -> None:
         super().__init__(id=id)
         self.tooltip = POWER_HELP
         self.feed_title = title
         self.tag = tag
+        self.reads_power = reads_power
         self.drawn: tuple[int, int] | None = None
         self.shape: tuple[int, int] | None = None
         """(width, lines) of the last text: the same again needs no new layout."""
@@ -149,7 +167,8 @@ class StatusLine(Static):
         if key != self.drawn:
             self.drawn, self.session = key, session
             width = self.content_size.width
-            text = status_text(session, self.feed_title, self.tag, width or None)
+            text = status_text(session, self.feed_title, self.tag, width or None,
+                               self.reads_power)  # fmt: skip
             # new watts every second: lay the screen out again only if the height changes
             shape = (width, len(text.wrap(self.app.console, width))) if width else None
             self.update(text, layout=shape is None or shape != self.shape)

@@ -8,14 +8,16 @@ import dataclasses
 import io
 import json
 import math
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from anemon.analysis import render
-from anemon.analysis.load import device_kind, load_sessions
+from anemon.analysis.load import load_sessions
 from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize, with_energy
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
+from anemon.recording.reader import SourceReader
 from anemon.recording.writer import Recorder, make_header
 from anemon.store import Session
 
@@ -343,4 +345,5 @@ def test_a_recording_keeps_its_power_samples_and_names_its_device(tmp_path):
     ],
 )
 def test_device_kind_from_a_header(header, kind):
-    assert device_kind(header) == kind
+    reader = SourceReader(Path("r.jsonl"), "recording", header, compressed=False)
+    assert reader.device_kind == kind

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from anemon.events import IdleEvent, StartEvent, TelemetryEvent, TextEvent
+from anemon.events import IdleEvent, PhaseEvent, StartEvent, TelemetryEvent, TextEvent
 from anemon.feeds.replay import ReplayFeed
 from anemon.store import Session
 from anemon.ui.status import POWER_HELP, StatusLine, power_text, session_tag, status_text
@@ -132,3 +132,18 @@ async def test_a_resized_status_line_is_packed_again_at_once(make_app: MakeApp) 
         await pilot.pause()
         lines = str(status.render()).split("\n")
         assert len(lines) > before + 1 and all(len(line) <= 78 for line in lines)
+
+
+def test_a_backend_that_reads_no_power_says_so():
+    session = Session()
+    assert power_text(session, reads_power=False).plain == "power n/a (devicectl)"
+    assert "power n/a (devicectl)" in status_text(session, "x", reads_power=False).plain
+
+
+def test_the_phase_line_shows_what_the_operator_is_asked_while_the_queue_waits():
+    session = Session()
+    session.add(PhaseEvent(t=1.0, wall=0.0, phase="idle",
+                           reason="unplug the phone now (battery protocol)"))  # fmt: skip
+    assert "phase idle: unplug the phone now (battery protocol)" in status_text(session, "x").plain
+    session.add(PhaseEvent(t=2.0, wall=0.0, phase="launching", reason="round 2"))
+    assert "phase launching │" in status_text(session, "x").plain

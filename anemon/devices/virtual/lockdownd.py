@@ -12,25 +12,22 @@ client connects to directly. Every StartService is counted per phone (`service_s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 import weakref
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import PlistService, ProtocolViolation
+from anemon.devices.virtual.plist_io import PlistService
+from anemon.devices.virtual.server import LOOPBACK, Handler, LoopbackServer
 
 if TYPE_CHECKING:
     from anemon.devices.virtual.phone import VirtualIPhone
 
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
 LOCKDOWN_PORT = 62078
 DISK_USAGE = "com.apple.disk_usage"
 BATTERY = "com.apple.mobile.battery"
-LOOPBACK = "127.0.0.1"
 ACCEPT_S = 30.0
 """How long a started service's one-shot TCP port waits for the client to connect."""
 
@@ -109,54 +106,25 @@ class Lockdownd(PlistService):
         return {"Service": service, "Port": self._open_port(handler)}
 
 
-class NetworkLockdownd:
+class NetworkLockdownd(LoopbackServer):
     """The phone's lockdownd on the network: a loopback TCP port (`port`, `address` =
     "127.0.0.1:PORT", the value for `--host`), and one-shot loopback ports for the services it
     starts. Independent of USB: `phone.detach()` (the cable out) leaves it answering;
     `go_offline()` takes the phone off the network (every connection cut, new ones hung up on)
     and `go_online()` brings it back. An async context manager, like the phone."""
 
+    _name = "the network lockdownd"
+    _log = log
+    _log_label = "virtual iPhone (network)"
+
     def __init__(self, phone: VirtualIPhone) -> None:
+        super().__init__()
         self.phone = phone
         self.online = True
         self.connections = 0
         """TCP connections accepted so far (lockdownd and services)."""
         self._lockdownd = Lockdownd(phone, open_port=self._open_service_port)
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._lockdown_client, LOOPBACK, 0)
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        self._cut_all()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> NetworkLockdownd:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the network lockdownd is not started")
-        return int(self._server.sockets[0].getsockname()[1])
-
-    @property
-    def address(self) -> str:
-        """`127.0.0.1:PORT`: the phone's network address for `--host` / `device.host`."""
-        return f"{LOOPBACK}:{self.port}"
 
     def go_offline(self) -> None:
         """Off the network (out of range, Wi-Fi off): cut every connection, hang up on new ones."""
@@ -168,10 +136,19 @@ class NetworkLockdownd:
 
     # -- connections --------------------------------------------------------------------------
 
-    async def _lockdown_client(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        await self._serve(self._lockdownd.serve, reader, writer)
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._lockdownd.serve(reader, writer)
+
+    def _admit(self) -> bool:
+        if not self.online:
+            return False
+        self.connections += 1
+        return True
+
+    async def _on_stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _open_service_port(self, handler: Handler) -> int:
         """A loopback port, listening already, that serves `handler` to its first client."""
@@ -195,31 +172,3 @@ class NetworkLockdownd:
             listener.close()
         reader, writer = await asyncio.open_connection(sock=client)
         await self._serve(handler, reader, writer)
-
-    async def _serve(
-        self, handler: Handler, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        if not self.online:
-            _cut(writer)
-            return
-        self.connections += 1
-        self._writers.add(writer)
-        try:
-            await handler(reader, writer)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # the client hung up, or the phone went off the network
-        except ProtocolViolation as e:
-            log.debug("virtual iPhone (network): dropping a connection: %s", e)
-        finally:
-            self._writers.discard(writer)
-            _cut(writer)
-
-    def _cut_all(self) -> None:
-        for writer in list(self._writers):
-            _cut(writer)
-
-
-def _cut(writer: asyncio.StreamWriter) -> None:
-    """Close at once, without flushing: what a dropped network link does."""
-    with contextlib.suppress(Exception):
-        writer.transport.abort()

@@ -14,11 +14,10 @@ whoever owns it: the servers only read it, from the event loop they run in.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from anemon.devices.virtual import afc, diagnostics, os_trace
@@ -26,10 +25,8 @@ from anemon.devices.virtual.afc import AfcStats, HouseArrest
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
 from anemon.devices.virtual.os_trace import OsTraceRelay
-from anemon.devices.virtual.plist_io import ProtocolViolation
+from anemon.devices.virtual.server import Handler, LoopbackServer, _cut
 from anemon.devices.virtual.usbmuxd import Usbmuxd
-
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 DEFAULT_UDID = "00008120-000A11CE5EED0001"
 FIRST_SERVICE_PORT = 49152
@@ -48,8 +45,12 @@ class SimLike(Protocol):
     def read_container_file(self, bundle: str, path: str, offset: int, size: int) -> bytes: ...
 
 
-class VirtualIPhone:
+class VirtualIPhone(LoopbackServer):
     """A SimulatedIPhone as usbmuxd + lockdownd + diagnostics + house_arrest/AFC + os_trace."""
+
+    _name = "the virtual iPhone"
+    _log = log
+    _log_label = "virtual iPhone"
 
     def __init__(
         self,
@@ -65,6 +66,7 @@ class VirtualIPhone:
         console_process: str = "BenchApp",
         console_poll_s: float = 0.05,
     ) -> None:
+        super().__init__()
         self.sim = sim
         self.bundles = frozenset(bundles)
         self.udid = udid
@@ -78,11 +80,9 @@ class VirtualIPhone:
         self.afc_stats = AfcStats()
         self._host_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "anemon-virtual-host")).upper()
         self._born_ns = time.time_ns()
-        self._server: asyncio.Server | None = None
         self._ports: dict[int, Handler] = {}
         self._next_port = FIRST_SERVICE_PORT
         self._device_writers: set[asyncio.StreamWriter] = set()
-        self._all_writers: set[asyncio.StreamWriter] = set()
         self._usbmuxd = Usbmuxd(self)
         self._lockdownd = Lockdownd(self)
         # The app "logs" each line of `console_log` (in every bundle) as process `console_process`.
@@ -95,32 +95,10 @@ class VirtualIPhone:
 
     # -- life cycle ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for writer in list(self._all_writers):
-            _cut(writer)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> VirtualIPhone:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.stop()
-
     @property
     def usbmux_address(self) -> str:
         """`127.0.0.1:PORT`, the value for `USBMUXD_SOCKET_ADDRESS`."""
-        if self._server is None:
-            raise RuntimeError("the virtual iPhone is not started")
-        host, port = self._server.sockets[0].getsockname()[:2]
-        return f"{host}:{port}"
+        return self.address
 
     def detach(self) -> None:
         """Unplug: stop listing the device and cut every connection to it."""
@@ -176,21 +154,8 @@ class VirtualIPhone:
 
     # -- connections --------------------------------------------------------------------------
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._all_writers.add(writer)
-        try:
-            await self._usbmuxd.serve(reader, writer)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # the client hung up, or an unplug cut the socket
-        except ProtocolViolation as e:
-            log.debug("virtual iPhone: dropping a connection: %s", e)
-        finally:
-            self._all_writers.discard(writer)
-            self._device_writers.discard(writer)
-            _cut(writer)
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._usbmuxd.serve(reader, writer)
 
-
-def _cut(writer: asyncio.StreamWriter) -> None:
-    """Close at once, without flushing: what a pulled cable does."""
-    with contextlib.suppress(Exception):
-        writer.transport.abort()
+    def _forget(self, writer: asyncio.StreamWriter) -> None:
+        self._device_writers.discard(writer)
