@@ -15,8 +15,9 @@ from anemon.store import ArmSeries, Session
 WIDE = tuple(name for name in COLUMNS if name not in ("battery", "min / max", "W mean"))
 """What fits 120 columns (the battery and power have their own charts; the decode chart
 shows its range)."""
-BRIEF = ("arm", "trials", "decode mean", "first 3 → last 3", "thermal", "J/token")
-"""What fits 80 columns (the compact layout): the arm, its decode, its thermal, its energy."""
+BRIEF = ("arm", "decode mean", "first 3 → last 3", "thermal", "J/token")
+"""What fits 80 columns (the compact layout): the arm, its decode, its thermal, its energy;
+the status line counts the trials."""
 
 
 def header(name: str) -> str:

@@ -72,3 +72,20 @@ async def test_new_readings_alone_update_the_energy_figures() -> None:
         table.show(session)
         await pilot.pause()
         assert j_per_token(table, "a") == "charging"
+
+
+async def test_the_brief_table_fits_the_compact_layout_with_real_figures() -> None:
+    """Two rounds per arm ("55.1 / 55.9"), "fair → serious", "charging": all whole in 78
+    columns (80 less the compact layout's border)."""
+    from pathlib import Path
+
+    from anemon.recording.reader import open_source
+
+    sample = Path(__file__).parents[2] / "recordings" / "sim-ab-2b.jsonl"
+    app = Tables()
+    async with app.run_test(size=(80, 20)) as pilot:
+        table = app.query_one("#brief", ArmsTable)
+        table.show(Session.from_events(open_source(sample)))
+        await pilot.pause()
+        assert table.virtual_size.width <= 78
+        assert j_per_token(table, "minicpm5_2b_gpu_int8") == "charging"
