@@ -17,3 +17,16 @@ class SourceError(AnemonError):
     """A SOURCE that cannot be read: missing, a directory, binary, from a future version."""
 
     title = "Cannot read the source"
+
+
+class NoRecordsError(SourceError):
+    """A SOURCE that reads but holds no bench record (START, LOAD, TRIAL, IDLE, END, ERROR)."""
+
+    title = "No bench records"
+
+
+class OutputError(AnemonError):
+    """An output file that cannot be written: its directory missing or read-only, or a
+    directory where the file should be."""
+
+    title = "Cannot write the output"

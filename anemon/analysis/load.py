@@ -6,8 +6,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from anemon.errors import NoRecordsError
 from anemon.recording.reader import open_source
 from anemon.store import Session
+
+BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
+"""The line protocol's records; a SOURCE with none of them is not a bench log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +26,10 @@ class Loaded:
 
 
 def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
+    """Each SOURCE's session, in order; NoRecordsError for one without a bench record."""
     readers = [open_source(path) for path in paths]
     for reader in readers:
         session = Session.from_events(reader)
+        if not any(session.counts[kind] for kind in BENCH_KINDS):
+            raise NoRecordsError(f"no bench records in {reader.path}")
         yield Loaded(reader.path, session, reader.warnings, reader.device_kind)

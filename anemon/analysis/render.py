@@ -189,6 +189,17 @@ def _two_lines(text: str) -> int:
     return best
 
 
+@dataclass(frozen=True, slots=True)
+class SourceSummaries:
+    """One SOURCE's arms: what `anemon summary` prints for each path it is given."""
+
+    source: str
+    """The path as given on the command line."""
+    summaries: Sequence[ArmSummary]
+    device: str | None = None
+    """The recording's backend (for the "reads no power" footnote)."""
+
+
 def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
     def row(values: Sequence[str]) -> str:
         return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
@@ -201,18 +212,37 @@ def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
+    """One table per SOURCE under a `### SOURCE` title, a blank line between them."""
+    return "\n".join(f"### {s.source}\n\n" + markdown(s.summaries, s.device) for s in sources)
+
+
 def to_json(summaries: Sequence[ArmSummary]) -> str:
     return json.dumps([s.to_json() for s in summaries], indent=2) + "\n"
 
 
+def to_json_of_sources(sources: Sequence[SourceSummaries]) -> str:
+    """ONE list of per-arm objects, each with its `source` first, however many SOURCEs."""
+    rows = [{"source": s.source, **arm.to_json()} for s in sources for arm in s.summaries]
+    return json.dumps(rows, indent=2) + "\n"
+
+
+def _csv_row(s: ArmSummary) -> dict[str, object]:
+    """Flat: the spec's keys, with `rounds` as the number of launches and their means."""
+    data = s.to_json()
+    del data["rounds"]  # re-added last, as a count
+    data["rounds"] = len(s.rounds)
+    data["round_decode_means"] = " / ".join(fmt(r.decode_mean, 2) for r in s.rounds)
+    data["round_prefill_means"] = " / ".join(fmt(r.prefill_mean, 1) for r in s.rounds)
+    return data
+
+
 def to_csv(summaries: Sequence[ArmSummary]) -> str:
     """Flat rows: the spec's keys, with `rounds` as the number of launches and their means."""
-    rows = []
-    for s in summaries:
-        data = s.to_json()
-        del data["rounds"]  # re-added last, as a count
-        data["rounds"] = len(s.rounds)
-        data["round_decode_means"] = " / ".join(fmt(r.decode_mean, 2) for r in s.rounds)
-        data["round_prefill_means"] = " / ".join(fmt(r.prefill_mean, 1) for r in s.rounds)
-        rows.append(data)
+    return pd.DataFrame([_csv_row(s) for s in summaries]).to_csv(index=False)
+
+
+def to_csv_of_sources(sources: Sequence[SourceSummaries]) -> str:
+    """One header, `source` the first column, then the rows of to_csv for every SOURCE."""
+    rows = [{"source": s.source, **_csv_row(arm)} for s in sources for arm in s.summaries]
     return pd.DataFrame(rows).to_csv(index=False)

@@ -1,22 +1,30 @@
 """The command line (docs/spec/cli.md): one module per command, each with `add_parser` and `run`.
 
-Errors are one line on stderr (a traceback only with --debug); usage errors exit 2.
+Errors are one line on stderr (a traceback only with --debug); usage errors exit 2. A reader
+that closes the pipe early (`anemon summary X | head -1`) ends anemon quietly with 141, the
+status of a command killed by SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 from anemon import __version__
-from anemon.cli.common import INTERRUPTED
+from anemon.cli.common import INTERRUPTED, hold_signals
 from anemon.errors import USAGE, AnemonError
+
+PIPE_CLOSED = 128 + 13
+"""Exit status when stdout's reader went away (128 + SIGPIPE, as a shell reports `yes | head`)."""
 
 COMMANDS = ("demo", "run", "watch", "replay", "summary", "export", "devices")
 """Each is the module anemon.cli.<name>; imported lazily so `--help` and `summary` start fast."""
+FEED_COMMANDS = frozenset({"demo", "run", "watch", "replay"})
+"""The commands that run a feed (anemon.feeds.lifecycle.run_feed): they hold signals until it."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,7 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    with hold_signals() as holder:
+        args = build_parser().parse_args(argv)
+        if args.command in FEED_COMMANDS:
+            return _run(args)
+        if holder.take():  # while parsing
+            return INTERRUPTED
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args) or 0)
     except AnemonError as e:
@@ -55,3 +72,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.exit_status
     except KeyboardInterrupt:
         return INTERRUPTED
+    except BrokenPipeError:
+        if args.debug:
+            raise
+        # The reader went away: nothing more to say; stdout's buffer must not fail again at
+        # interpreter exit (the recipe of the Python docs, "Note on SIGPIPE").
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
+            pass
+        return PIPE_CLOSED

@@ -3,10 +3,57 @@
 from __future__ import annotations
 
 import argparse
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 INTERRUPTED = 130
-"""Exit status when the operator stopped a command (Ctrl-C, SIGTERM, the abort key)."""
+"""Exit status when the operator stopped a command (Ctrl-C, SIGTERM, SIGHUP, the abort key)."""
+HELD = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals that end a command (anemon.feeds.lifecycle.SIGNALS, without importing asyncio)."""
+
+
+class SignalHolder:
+    """The Python handler of HELD from start-up until `run_feed` takes over (and while the
+    command finishes after it): the first signal is held, and `run_feed` acts on it as soon as
+    its own handlers are in place (`take`), so a signal in the first moments ends the command
+    exactly as one a moment later (feed stopped, pending lines read, abort recorded, recording
+    closed, terminal restored). A second one before that (start-up hangs, the operator
+    insists) interrupts at once: KeyboardInterrupt."""
+
+    def __init__(self) -> None:
+        self.held: list[signal.Signals] = []
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.held:
+            raise KeyboardInterrupt
+        self.held.append(signal.Signals(signum))
+
+    def take(self) -> list[signal.Signals]:
+        taken, self.held = self.held, []
+        return taken
+
+
+@contextmanager
+def hold_signals() -> Iterator[SignalHolder]:
+    """HELD are held (SignalHolder) inside; the previous handlers are back after. Nothing is
+    held where Python cannot set handlers (not the main thread)."""
+    holder = SignalHolder()
+    previous = {}
+    for sig in HELD:
+        try:
+            previous[sig] = signal.signal(sig, holder)
+        except (ValueError, OSError):
+            continue
+    try:
+        yield holder
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def add_view_options(parser: argparse.ArgumentParser) -> None:

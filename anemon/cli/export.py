@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+from anemon.errors import OutputError
 
 FORMATS = ("csv", "parquet", "json", "md")
 
@@ -22,7 +25,31 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import load_sessions
 
     (loaded,) = load_sessions([args.source])
-    text = write_table(export_frame(loaded.session), args.format, args.output)
+    if args.output is not None:
+        check_output(args.output)
+    try:
+        text = write_table(export_frame(loaded.session), args.format, args.output)
+    except OSError as e:  # a disk full, or a race with check_output
+        if args.output is None or isinstance(e, BrokenPipeError):
+            raise
+        raise OutputError(f"cannot write {args.output}: {_reason(e)}") from e
     if text is not None:
         sys.stdout.write(text)
+        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
     return 0
+
+
+def check_output(out: Path) -> None:
+    """Refuse, before anything is written, a directory where the file should be or a
+    directory that does not exist or cannot be written to."""
+    if out.is_dir():
+        raise OutputError(f"cannot write {out}: it is a directory; give a file name")
+    parent = out.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {out}: no such directory {parent}")
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise OutputError(f"cannot write {out}: permission denied")
+
+
+def _reason(e: Exception) -> str:
+    return e.strerror.lower() if isinstance(e, OSError) and e.strerror else str(e)

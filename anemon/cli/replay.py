@@ -1,7 +1,7 @@
 """`anemon replay SOURCE [--speed X|max] [--headless]`: a recording or raw log, played back.
 
-Exit status: 0 played (headless: to its end) or quit; 130 stopped by SIGINT/SIGTERM (headless:
-no summary then).
+Exit status: 0 played (headless: to its end) or quit; 130 stopped by SIGINT/SIGTERM/SIGHUP
+(headless: no summary then), in the dashboard too, and from the first moments after start-up.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Exit status: 0 every arm completed; 1 some arm failed or was aborted (the summary says which
 and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted
-(the abort key, quitting mid-run, SIGINT or SIGTERM: `PlanRun.stop` aborts the session).
+(the abort key, quitting mid-run, SIGINT, SIGTERM or SIGHUP: `PlanRun.stop` aborts the session,
+in the dashboard as headless, from the first moments after start-up).
 """
 
 from __future__ import annotations

@@ -22,18 +22,32 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.summary import summarize
     from anemon.headless import make_console
 
-    for loaded in load_sessions(args.sources):
-        summaries = summarize(loaded.session)
-        if args.format == "table":
-            console = make_console()
-            console.print(render.rich_table(summaries, str(loaded.path), loaded.device))
-            if loaded.warnings:
-                console.print(f"{loaded.warnings} warning(s): lines or values that did not parse")
-        elif args.format == "md":
-            sys.stdout.write(render.markdown(summaries, loaded.device))
-        else:
-            text = {"csv": render.to_csv, "json": render.to_json}
-            sys.stdout.write(text[args.format](summaries))
-            if loaded.warnings:
-                print(f"anemon: {loaded.path}: {loaded.warnings} warning(s)", file=sys.stderr)
+    loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
+    sources = [
+        render.SourceSummaries(str(given), summarize(one.session), one.device)
+        for given, one in zip(args.sources, loaded, strict=True)
+    ]
+    if args.format == "table":
+        console = make_console()
+        console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]  # rich exits 1
+        for source, one in zip(sources, loaded, strict=True):
+            console.print(render.rich_table(source.summaries, source.source, source.device))
+            if one.warnings:
+                console.print(f"{one.warnings} warning(s): lines or values that did not parse")
+        return 0
+    text = {
+        "md": render.markdown_of_sources,
+        "csv": render.to_csv_of_sources,
+        "json": render.to_json_of_sources,
+    }
+    for one in loaded:
+        if one.warnings:
+            print(f"anemon: {one.path}: {one.warnings} warning(s)", file=sys.stderr)
+    sys.stdout.write(text[args.format](sources))
+    sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
     return 0
+
+
+def _pipe_closed() -> None:
+    """Leave a closed stdout to main(), which ends quietly with its own status."""
+    raise BrokenPipeError

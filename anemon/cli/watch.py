@@ -2,7 +2,8 @@
 
 With `--device pymobiledevice3`, device power is read every `--power-s` and the phone can be
 reached over the network (`--connect network --host H`) instead of through usbmuxd, so the cable
-can come out. Ends on SIGINT/SIGTERM: pending lines read, recording closed, exit 0.
+can come out. Ends on SIGINT/SIGTERM/SIGHUP (in the dashboard too, and from the first moments
+after start-up): pending lines read, recording closed, terminal restored, exit 0.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Ctrl-C is how a watch ends (exit 0), even before the loop's own handler is in place."""
+    """A signal is how a watch ends (exit 0); a second one while start-up hangs too."""
     try:
         return _watch(args)
     except KeyboardInterrupt:

@@ -1,10 +1,15 @@
 """THE way any feed is run, by the dashboard, headless mode and every command.
 
 `run_feed` runs a feed to its end, or until it is stopped (the operator leaves the view, or
-SIGINT/SIGTERM); lets it read what is pending, for at most `STOP_TIMEOUT_S`; closes it (the
-recording) whatever happened; and raises again what the feed failed with. `run_feed_sync` is
-the same from synchronous code, on the event loop the feed's clock needs (a plan run at speed
-`max` runs on its VirtualClock's loop).
+SIGINT/SIGTERM/SIGHUP; a dropped SSH session is handled as SIGTERM); lets it read what is
+pending, for at most `STOP_TIMEOUT_S`; closes it (the recording) whatever happened; and raises
+again what the feed failed with. `run_feed_sync` is the same from synchronous code, on the event
+loop the feed's clock needs (a plan run at speed `max` runs on its VirtualClock's loop).
+
+A command holds these signals from start-up (parsing, imports, plan loading) until `run_feed`
+takes over (`anemon.cli.common.SignalHolder`): one held is acted on by `run_feed` as
+soon as its handlers are in place, so it ends the command exactly as one a moment later would
+(stopped, drained, abort recorded, closed).
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ STOP_TIMEOUT_S = 10.0
 """How long (real seconds) a stopped feed may take to read what is pending before it is cut."""
 DRAIN_POLL_S = 0.1
 """How often (loop seconds) the drain looks at the real clock: a virtual loop's time jumps."""
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""What stops a feed; SIGHUP (a dropped SSH session) as SIGTERM. No SIGHUP on Windows."""
 
 
 class View(Protocol):
@@ -49,7 +57,7 @@ class Ending:
     """How a run of a feed ended."""
 
     signal: str | None = None
-    """The signal that stopped it ("SIGINT", "SIGTERM"), if one did."""
+    """The signal that stopped it ("SIGINT", "SIGTERM", "SIGHUP"), if one did."""
 
 
 def run_feed_sync(
@@ -64,7 +72,8 @@ def run_feed_sync(
 async def run_feed(
     feed: Feed, view: View | None = None, *, timeout: float = STOP_TIMEOUT_S
 ) -> Ending:
-    """Run `feed` until it ends (headless) or the view is left; SIGINT/SIGTERM stop it.
+    """Run `feed` until it ends (headless) or the view is left; SIGINT/SIGTERM/SIGHUP stop it
+    (one held since start-up too: at once).
 
     A view showing a replay drives it (the dashboard's timer ticks it, the operator pauses and
     seeks), so `feed.run()` is started only headless or for a live feed.
@@ -88,6 +97,8 @@ async def run_feed(
         runner = asyncio.create_task(feed.run(), name="anemon-feed")
     installed = _install(on_signal)
     try:
+        for sig in _held_by(installed):
+            on_signal(sig)
         if view is not None:
             if runner is not None:
                 runner.add_done_callback(_reporter(view))
@@ -134,21 +145,35 @@ def _reporter(view: View) -> Callable[[asyncio.Task[None]], None]:
     return done
 
 
-def _install(handler: Callable[[signal.Signals], None]) -> list[signal.Signals]:
-    """SIGINT/SIGTERM → `handler(sig)` on the running loop; none where the loop cannot (not
-    the main thread, or no Unix signals)."""
+def _held_by(installed: dict[signal.Signals, object]) -> list[signal.Signals]:
+    """What the handlers `_install` replaced held during start-up: a holder
+    (`anemon.cli.common.SignalHolder`) is a Python handler with `take() -> list[Signals]`."""
+    held: list[signal.Signals] = []
+    for previous in {id(p): p for p in installed.values()}.values():
+        take = getattr(previous, "take", None)
+        if callable(take):
+            held += [sig for sig in take() if sig in installed and sig not in held]
+    return held
+
+
+def _install(handler: Callable[[signal.Signals], None]) -> dict[signal.Signals, object]:
+    """SIGNALS → `handler(sig)` on the running loop, each with the handler it replaced (put back
+    by `_remove`); none where the loop cannot (not the main thread, or no Unix signals)."""
     loop = asyncio.get_running_loop()
-    installed = []
+    installed: dict[signal.Signals, object] = {}
     for sig in SIGNALS:
+        previous = signal.getsignal(sig)
         try:
             loop.add_signal_handler(sig, handler, sig)
         except (NotImplementedError, RuntimeError, ValueError):
             continue
-        installed.append(sig)
+        installed[sig] = previous
     return installed
 
 
-def _remove(installed: list[signal.Signals]) -> None:
+def _remove(installed: dict[signal.Signals, object]) -> None:
     loop = asyncio.get_running_loop()
-    for sig in installed:
+    for sig, previous in installed.items():
         loop.remove_signal_handler(sig)
+        if previous is not None:
+            signal.signal(sig, previous)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan
 from anemon.devices import reads_power, real_device
 from anemon.devices.base import Device, DeviceInfo
+from anemon.events import Event
 from anemon.feeds.live import LiveFeed
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, make_header
@@ -59,6 +60,15 @@ class PlanRun(LiveFeed):
                          controls=self.controller)  # fmt: skip
         self.reads_power = reads_power(self.device.kind)
         self.result: RunResult | None = None
+        self._early: list[Event] = []
+        """What happened before the recording could open (it needs the device's answer): a
+        signal's abort marker, say. Written first once it opens."""
+        if record is not None:
+            pipeline.subscribe(self._keep_early)
+
+    def _keep_early(self, event: Event) -> None:
+        if self.pipeline.recorder is None:
+            self._early.append(event)
 
     @property
     def clock(self) -> RealClock:
@@ -92,4 +102,7 @@ class PlanRun(LiveFeed):
             return
         header = make_header(source=self.title, device=dataclasses.asdict(info),
                              plan=self.plan.to_dict())  # fmt: skip
-        self.pipeline.recorder = Recorder(self.record, header)
+        recorder = self.pipeline.recorder = Recorder(self.record, header)
+        for event in self._early:
+            recorder.write(event)
+        self._early.clear()

@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widget import Widget
@@ -24,7 +25,9 @@ from anemon.store import Session
 from anemon.ui import keys, layouts
 from anemon.ui.arms_table import BRIEF, ArmsTable
 from anemon.ui.charts import Chart, Charts, Strip, Strips
+from anemon.ui.confirm import Confirm
 from anemon.ui.export import export_summary
+from anemon.ui.help import KeysHelp
 from anemon.ui.log_panel import LogPanel
 from anemon.ui.marker import MarkerPrompt
 from anemon.ui.status import StatusLine
@@ -78,6 +81,8 @@ class Dashboard(App[None]):
         self._next_chart = 0
         self._table_at = float("-inf")
         self._settling = 0
+        self.confirm = Confirm()
+        """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
 
     def compose(self) -> ComposeResult:
         yield StatusLine(
@@ -188,6 +193,43 @@ class Dashboard(App[None]):
             if self.check_action(a.name, ()):
                 yield SystemCommand(a.title, a.help, partial(self.run_action, a.action))
 
+    def _confirmed(self, key: str, what: str) -> bool:
+        """During a run, a key that ends something (`key`; "" from the palette: at once) acts
+        only when pressed again within the window; the first press says so."""
+        if not key or self.feed.controls is None:
+            return True
+        if self.confirm.press(key):
+            return True
+        shown = self.get_key_display(Binding(key, ""))
+        window = f"{self.confirm.window_s:g} s"
+        self.notify(f"press {shown} again within {window} to {what}", timeout=self.confirm.window_s)
+        return False
+
+    async def action_quit(self, key: str = "") -> None:
+        """`q`, ctrl+c, ctrl+q: at once in a watch or a replay; during a run, when confirmed."""
+        if self._confirmed(key, "end the run"):
+            await super().action_quit()
+
+    def action_keys_help(self) -> None:
+        if isinstance(self.screen, KeysHelp):
+            return
+        rows = [
+            (
+                ", ".join(self.get_key_display(Binding(k, "")) for k in a.keys.split(",")),
+                a.help,
+            )
+            for a in keys.ACTIONS
+            if self.check_action(a.name, ())
+        ]
+        rows.append(("^p", "Command palette"))
+        note = ""
+        if self.feed.controls is not None:
+            note = (
+                f"During a run, q, X and ^c ask first: press the same key again within "
+                f"{self.confirm.window_s:g} s."
+            )
+        self.push_screen(KeysHelp(rows, note))
+
     def _replayed(self) -> None:
         """After a replay key: show its effect now, not at the next timer."""
         self.timeline.show()
@@ -250,8 +292,9 @@ class Dashboard(App[None]):
     async def action_abort_arm(self) -> None:
         await self.controls.abort_arm()
 
-    async def action_abort_session(self) -> None:
-        await self.controls.abort_session()
+    async def action_abort_session(self, key: str = "") -> None:
+        if self._confirmed(key, "abort the session"):
+            await self.controls.abort_session()
 
     async def action_skip_cooldown(self) -> None:
         await self.controls.skip_cooldown()

@@ -1,7 +1,9 @@
 """Every operator action once: its key (Footer), its palette entry, and what it needs.
 
 `needs` is "replay" (a replay to drive: `feed.replay`), "controls" (a running plan's operator
-actions: `feed.controls`) or "" (always available).
+actions: `feed.controls`) or "" (always available). A `confirm` action's keys pass themselves
+to it (`quit('q')`): during a run it waits for the same key again (see `confirm.Confirm`); the
+palette calls it without a key, at once.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ class Action:
     help: str
     needs: str = ""
     show: bool = True
+    confirm: bool = False
 
     @property
     def name(self) -> str:
@@ -27,7 +30,8 @@ class Action:
 
 
 ACTIONS = (
-    Action("q", "quit", "Quit", "Leave (a live watch closes its recording)"),
+    Action("q", "quit", "Quit", "Leave (a live watch closes its recording)", confirm=True),
+    Action("question_mark", "keys_help", "Keys", "Show the keys and what they do"),
     Action("space", "toggle_pause", "Pause", "Pause or resume the replay", "replay"),
     Action("plus", "faster", "Faster", "Replay faster", "replay"),
     Action("minus", "slower", "Slower", "Replay slower", "replay"),
@@ -42,11 +46,21 @@ ACTIONS = (
     Action("e", "export", "Export", "Summary as Markdown to the clipboard and a file"),
     Action("s", "screenshot", "Screenshot", "Save the screen as SVG"),
     Action("a", "abort_arm", "Abort arm", "Stop the current arm", "controls"),
-    Action("X", "abort_session", "Abort all", "Stop the whole session", "controls"),
+    Action("X", "abort_session", "Abort all", "Stop the whole session", "controls", confirm=True),
     Action("k", "skip_cooldown", "Skip cool", "End the current cooldown now", "controls"),
     Action("w", "extend_cooldown(60)", "+1m cool", "Extend the cooldown by 60 s", "controls"),
     Action("p", "toggle_queue", "Hold queue", "Pause or resume the queue of arms", "controls"),
 )
 
+QUIT_KEYS = ("ctrl+c", "ctrl+q")
+"""Quit too, like `q` (Textual's ctrl+c only hints at ctrl+q; ctrl+q would skip the question)."""
+
+
+def binding(a: Action) -> Binding:
+    action = f"{a.action}({a.keys!r})" if a.confirm else a.action
+    return Binding(a.keys, action, a.title, show=a.show)
+
+
 NEEDS = {a.name: a.needs for a in ACTIONS}
-BINDINGS: list[BindingType] = [Binding(a.keys, a.action, a.title, show=a.show) for a in ACTIONS]
+BINDINGS: list[BindingType] = [binding(a) for a in ACTIONS]
+BINDINGS += [Binding(k, f"quit({k!r})", show=False, priority=k == "ctrl+q") for k in QUIT_KEYS]

@@ -116,3 +116,42 @@ def test_rich_table_shows_arm_names_and_titles_literally(tmp_path):
     console.print(render.rich_table([s], title="[red]runs/a.log"))
     text = console.export_text()
     assert "[bold]x[/bold]" in text and "[red]runs/a.log" in text
+
+
+def two_sources(tmp_path):
+    a = summaries_of(trial("a", 1, 70) + trial("b", 1, 30), tmp_path)
+    b = summaries_of(trial("a", 1, 60), tmp_path)
+    return [render.SourceSummaries("runs/one.log", a), render.SourceSummaries("two.jsonl", b)]
+
+
+def test_json_of_sources_is_one_list_with_the_source_on_every_arm(tmp_path):
+    objects = json.loads(render.to_json_of_sources(two_sources(tmp_path)))
+    assert [(o["source"], o["arm"]) for o in objects] == [
+        ("runs/one.log", "a"), ("runs/one.log", "b"), ("two.jsonl", "a"),
+    ]  # fmt: skip
+    assert all(set(o) == KEYS | {"source"} for o in objects)
+    assert next(iter(objects[0])) == "source"
+
+
+def test_json_of_no_arms_is_still_a_list():
+    assert json.loads(render.to_json_of_sources([render.SourceSummaries("x.log", [])])) == []
+
+
+def test_csv_of_sources_has_one_header_and_source_first(tmp_path):
+    header, *rows = render.to_csv_of_sources(two_sources(tmp_path)).splitlines()
+    assert header.startswith("source,arm,trials,tokens,decode_mean")
+    assert header.endswith(",rounds,round_decode_means,round_prefill_means")
+    assert [row.split(",")[:2] for row in rows] == [
+        ["runs/one.log", "a"], ["runs/one.log", "b"], ["two.jsonl", "a"],
+    ]  # fmt: skip
+
+
+def test_markdown_of_sources_titles_each_table_and_separates_them(tmp_path):
+    text = render.markdown_of_sources(two_sources(tmp_path))
+    first, second = text.split("\n\n### ")
+    assert first.startswith("### runs/one.log\n\n| arm | trials |")
+    assert second.startswith("two.jsonl\n\n| arm | trials |")
+    assert first.count("| a |") == 1 and "| b |" in first and "| b |" not in second
+    assert render.markdown_of_sources(two_sources(tmp_path)[:1]) == (
+        "### runs/one.log\n\n" + render.markdown(two_sources(tmp_path)[0].summaries)
+    )

@@ -95,3 +95,78 @@ def test_parquet_without_output_file(capsys, tmp_path):
     path.write_text("TRIAL arm=a decode_tps=5\n")
     code, _, err = run(capsys, "export", str(path), "--format", "parquet")
     assert code == 2 and "-o OUT" in one_line(err)
+
+
+SPEC = Path(__file__).parents[1] / "data" / "spec_example.log"
+
+
+def test_text_without_bench_records(capsys, tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\nnot a bench line\n")
+    for command in (["summary"], ["export", "--format", "csv"]):
+        code, out, err = run(capsys, *command, str(path))
+        assert code == 2 and one_line(err) == f"anemon: no bench records in {path}"
+        assert out == ""
+
+
+def test_recording_without_bench_records(capsys, tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text(json.dumps(make_header("x")) + "\n")
+    code, out, err = run(capsys, "summary", "--format", "json", str(SPEC), str(path))
+    assert code == 2 and one_line(err) == f"anemon: no bench records in {path}"
+    assert out == ""  # nothing printed for the good SOURCE before the bad one
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_export_to_a_missing_directory(capsys, tmp_path, fmt):
+    out = tmp_path / "nope" / f"t.{fmt}"
+    code, _, err = run(capsys, "export", str(SPEC), "--format", fmt, "-o", str(out))
+    assert code == 2 and one_line(err).startswith(f"anemon: cannot write {out}: ")
+    assert "no such directory" in err
+
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_export_to_a_directory(capsys, tmp_path, fmt):
+    code, _, err = run(capsys, "export", str(SPEC), "--format", fmt, "-o", str(tmp_path))
+    assert code == 2 and one_line(err).startswith(f"anemon: cannot write {tmp_path}: ")
+    assert "is a directory" in err
+
+
+def test_export_to_an_unwritable_directory(capsys, tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)  # root may write anywhere
+    out = tmp_path / "t.csv"
+    code, _, err = run(capsys, "export", str(SPEC), "--format", "csv", "-o", str(out))
+    assert code == 2 and one_line(err) == f"anemon: cannot write {out}: permission denied"
+
+
+def test_export_write_that_fails_anyway(capsys, tmp_path, monkeypatch):
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    out = tmp_path / "t.md"
+    code, _, err = run(capsys, "export", str(SPEC), "--format", "md", "-o", str(out))
+    assert code == 2 and one_line(err) == f"anemon: cannot write {out}: no space left on device"
+
+
+@pytest.mark.parametrize(
+    "argv", [["summary"], ["summary", "--format", "json"], ["export", "--format", "csv"]]
+)
+def test_closed_stdout_pipe_ends_quietly(tmp_path, argv):
+    """The reader is gone before anemon writes (`| head -0`): no traceback, status 141."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "anemon", *argv, str(SPEC)],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141 and done.stderr == ""

@@ -21,11 +21,47 @@ def test_summary_table_of_the_spec_example(capsys):
     assert "minicpm5_1b_ane_pal8" in out and "75.8" in out and "3,902" in out
 
 
+SAMPLE = Path(__file__).parents[2] / "recordings" / "sim-ab-2b.jsonl"
+
+
 def test_summary_json_of_several_sources(capsys):
-    assert main(["summary", "--format", "json", str(SPEC), str(SPEC)]) == 0
+    assert main(["summary", "--format", "json", str(SPEC), str(SAMPLE)]) == 0
+    arms = json.loads(capsys.readouterr().out)  # ONE document: a list of every source's arms
+    assert [(a["source"], a["arm"]) for a in arms] == [
+        (str(SPEC), "minicpm5_1b_ane_pal8"), (str(SPEC), "minicpm5_2b_ane_pal8"),
+        (str(SAMPLE), "minicpm5_2b_ane"), (str(SAMPLE), "minicpm5_2b_gpu_int8"),
+    ]  # fmt: skip
+
+
+def test_summary_json_of_one_source_is_a_list_with_the_source(capsys):
+    assert main(["summary", "--format", "json", str(SPEC)]) == 0
+    arms = json.loads(capsys.readouterr().out)
+    assert [a["source"] for a in arms] == [str(SPEC), str(SPEC)]
+
+
+def test_summary_csv_of_several_sources_has_one_header_and_a_source_column(capsys):
+    assert main(["summary", "--format", "csv", str(SPEC), str(SAMPLE)]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["source"], r["arm"]) for r in rows] == [
+        (str(SPEC), "minicpm5_1b_ane_pal8"), (str(SPEC), "minicpm5_2b_ane_pal8"),
+        (str(SAMPLE), "minicpm5_2b_ane"), (str(SAMPLE), "minicpm5_2b_gpu_int8"),
+    ]  # fmt: skip
+    assert main(["summary", "--format", "csv", str(SPEC)]) == 0
+    assert capsys.readouterr().out.startswith("source,arm,trials,")
+
+
+def test_summary_md_of_several_sources_titles_each_table(capsys):
+    assert main(["summary", "--format", "md", str(SPEC), str(SAMPLE)]) == 0
+    first, second = capsys.readouterr().out.split("\n\n### ")
+    assert first.startswith(f"### {SPEC}\n\n| arm |") and "minicpm5_1b_ane_pal8" in first
+    assert second.startswith(f"{SAMPLE}\n\n| arm |") and "minicpm5_2b_gpu_int8" in second
+
+
+def test_summary_table_of_several_sources_titles_each_table(capsys):
+    assert main(["summary", str(SPEC), str(SAMPLE)]) == 0
     out = capsys.readouterr().out
-    first = json.loads(out[: len(out) // 2])
-    assert [a["arm"] for a in first] == ["minicpm5_1b_ane_pal8", "minicpm5_2b_ane_pal8"]
+    assert out.index(str(SPEC)) < out.index("minicpm5_1b_ane_pal8") < out.index(str(SAMPLE))
+    assert out.index(str(SAMPLE)) < out.index("minicpm5_2b_gpu_int8")
 
 
 def test_export_csv_and_parquet_agree(tmp_path, capsys):
@@ -72,7 +108,8 @@ def power_recording(tmp_path: Path, device: str = "pymobiledevice3") -> Path:
 
 def test_summary_md_shows_j_per_token(tmp_path, capsys):
     assert main(["summary", "--format", "md", str(power_recording(tmp_path))]) == 0
-    header, _, row = capsys.readouterr().out.splitlines()[:3]
+    title, _, header, _, row = capsys.readouterr().out.splitlines()[:5]
+    assert title.startswith("### ") and title.endswith("power.jsonl")
     assert header.endswith("| W mean | J/token |")
     assert row.endswith("| 3.67 | 0.0977 |")  # (35 + 40) J / 768 tokens
 
@@ -88,6 +125,7 @@ def test_summary_json_and_csv_carry_the_energy_keys(tmp_path, capsys):
     assert main(["summary", "--format", "csv", path]) == 0
     header, row = capsys.readouterr().out.splitlines()
     assert row.endswith(",3.6666666666666665,75.0,0.0977,384.0,,1,50.00,—")
+    assert row.startswith(f"{path},ane,")
     assert "power_w_mean,energy_j,j_per_token,tokens_per_battery_pct,energy_note" in header
 
 
@@ -136,8 +174,9 @@ def test_a_simulated_run_on_battery_gives_j_per_token_end_to_end(tmp_path, capsy
     capsys.readouterr()
     assert main(["summary", "--format", "md", str(record)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].endswith("| W mean | J/token |")
-    for row in lines[2:4]:
+    assert lines[0] == f"### {record}"
+    assert lines[2].endswith("| W mean | J/token |")
+    for row in lines[4:6]:
         *_, watts, joules, _ = row.split("|")
         assert float(watts) > 1.0 and 0.0 < float(joules) < 1.0
 

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from anemon.cli.common import hold_signals
 from anemon.clock import VirtualClock
 from anemon.control.plan import parse_plan
 from anemon.events import TrialEvent
@@ -36,7 +37,7 @@ async def test_a_feed_that_ends_is_closed_once_and_not_stopped() -> None:
     assert ending.signal is None
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 async def test_a_signal_stops_drains_and_closes(sig: signal.Signals) -> None:
     class Signalled(StepLog):
         async def run(self) -> None:
@@ -49,13 +50,36 @@ async def test_a_signal_stops_drains_and_closes(sig: signal.Signals) -> None:
     assert ending.signal == sig.name
 
 
-@pytest.mark.parametrize(
-    ("sig", "default"),
-    [(signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)],
-)
-async def test_the_signal_handlers_are_removed_after(sig: signal.Signals, default: object) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+async def test_the_signal_handlers_are_put_back_after(sig: signal.Signals) -> None:
+    before = signal.getsignal(sig)
     await run_feed(EndsAlone())
-    assert signal.getsignal(sig) == default
+    assert signal.getsignal(sig) == before
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_held_at_start_up_stops_the_feed_as_soon_as_it_runs(sig: signal.Signals) -> None:
+    """`anemon.cli` holds signals until `run_feed` takes over: one that came then is acted on
+    at once (the feed stopped, drained and closed; the ending says which signal), and the
+    holder is its handler again after."""
+    feed = StepLog()
+    with hold_signals() as holder:
+        os.kill(os.getpid(), sig)
+        assert holder.held == [sig]
+        ending = run_feed_sync(feed)
+        assert signal.getsignal(sig) is holder
+        assert holder.held == []
+    assert feed.steps == [f"stop ({sig.name})", "drained", "close"]
+    assert ending.signal == sig.name
+
+
+def test_a_second_signal_held_at_start_up_interrupts() -> None:
+    """Start-up hangs, the operator insists: the second signal interrupts at once."""
+    before = signal.getsignal(signal.SIGTERM)
+    with hold_signals(), pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGHUP)
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 async def test_a_feed_that_does_not_drain_in_time_is_cut_and_still_closed() -> None:
@@ -126,3 +150,25 @@ def test_sigint_aborts_a_plan_run_with_the_signal_in_the_record() -> None:
     assert feed.result is not None and feed.result.aborted and feed.result.exit_status == 130
     assert [m.note for m in feed.session.markers] == ["abort session (SIGINT)"]
     assert not any(o.status == "done" for o in feed.result.outcomes)
+
+
+def test_an_abort_before_the_recording_opens_is_still_recorded(tmp_path):
+    """A signal in the first moments stops a plan run before its device has answered (the
+    recording's header needs that answer): the abort marker is written first once it opens."""
+    import json
+
+    from anemon.clock import VirtualClock
+    from anemon.feeds.plan import PlanRun
+    from tests.control.helpers import TWO_ARMS, plan
+
+    record = tmp_path / "early.jsonl"
+    clock = VirtualClock(limit_s=3600)
+    feed = PlanRun(plan(TWO_ARMS), clock, record=record)
+    feed.stop("SIGTERM")
+    try:
+        clock.run(feed.run())
+    finally:
+        feed.close()
+    events = [json.loads(line) for line in record.read_text().splitlines()[1:]]
+    assert events[0]["kind"] == "marker" and events[0]["note"] == "abort session (SIGTERM)"
+    assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"

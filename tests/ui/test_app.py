@@ -228,7 +228,7 @@ async def test_run_control_keys_call_the_controls(make_app: MakeApp) -> None:
     controls = CallLog()
     app = make_app(feed=live_feed(controls))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("a", "X", "k", "w", "p", "p")
+        await pilot.press("a", "X", "X", "k", "w", "p", "p")  # X asks first
     assert controls.calls == [
         "abort_arm",
         "abort_session",
@@ -241,7 +241,7 @@ async def test_run_control_keys_call_the_controls(make_app: MakeApp) -> None:
 
 REPLAY_ACTIONS = ("toggle_pause", "faster", "slower", "seek_by", "seek_start", "seek_end")
 RUN_ACTIONS = ("abort_arm", "abort_session", "skip_cooldown", "extend_cooldown", "toggle_queue")
-ALWAYS = ("quit", "marker", "next_layout", "export", "screenshot")
+ALWAYS = ("quit", "keys_help", "marker", "next_layout", "export", "screenshot")
 FEEDS = {
     "replay": (replay_feed, {*REPLAY_ACTIONS, *ALWAYS}),
     "live": (live_feed, set(ALWAYS)),

@@ -1,0 +1,50 @@
+"""The keys help (`?`): every key the dashboard answers now and what it does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+
+class KeysHelp(ModalScreen[None]):
+    """`rows` are (keys as shown, what they do); `note` a line under them. Escape or `?`
+    closes it."""
+
+    DEFAULT_CSS = """
+    KeysHelp { align: center middle; }
+    KeysHelp > Vertical {
+        width: 72; height: auto; max-height: 90%; border: round $accent; background: $surface;
+        padding: 0 1;
+    }
+    KeysHelp #note { color: $text-muted; margin-top: 1; }
+    """
+    BINDINGS: ClassVar = [
+        Binding("escape", "close", "Close"),
+        Binding("question_mark", "close", "Close", show=False),
+    ]
+
+    def __init__(self, rows: Iterable[tuple[str, str]], note: str = "") -> None:
+        super().__init__()
+        self.rows = list(rows)
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        width = max((len(keys) for keys, _ in self.rows), default=0) + 2
+        text = Text("\n").join(
+            Text.assemble((keys.ljust(width), "bold"), what) for keys, what in self.rows
+        )
+        with Vertical():
+            yield Label("Keys (Escape to close)")
+            yield Static(text, id="keys")
+            if self.note:
+                yield Static(Text(self.note), id="note")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
