@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from anemon.errors import NoRecordsError
-from anemon.recording.reader import open_source
+from anemon.recording.reader import LineWarning, open_source
 from anemon.store import Session
 
 BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
@@ -23,6 +23,8 @@ class Loaded:
     device: str | None = None
     """The device backend a recording was made with ("sim", "devicectl", ...); None for a
     raw log or a recording that does not say."""
+    listed: tuple[LineWarning, ...] = ()
+    """The first warnings (recording.reader.MAX_LISTED), each with its line number."""
 
 
 def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
@@ -32,4 +34,6 @@ def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
         session = Session.from_events(reader)
         if not any(session.counts[kind] for kind in BENCH_KINDS):
             raise NoRecordsError(f"no bench records in {reader.path}")
-        yield Loaded(reader.path, session, reader.warnings, reader.device_kind)
+        yield Loaded(
+            reader.path, session, reader.warnings, reader.device_kind, tuple(reader.listed)
+        )

@@ -12,7 +12,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from anemon.analysis.summary import ArmSummary
+from anemon.analysis.summary import NO_END, ArmSummary
 from anemon.devices import reads_power
 from anemon.events import thermal_name
 
@@ -93,11 +93,53 @@ def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
     )
 
 
+STATUS = "status"
+"""The column a table gains, after the arm's name, when some arm is not done."""
+
+
+def status_cell(s: ArmSummary) -> str:
+    """How the arm's last round ended, briefly: "done", "aborted after 42 trials", "failed
+    before any trial" (the reason is a footnote: see `status_notes`)."""
+    if s.status == "done":
+        return "done"
+    trials = s.rounds[-1].trials if s.rounds else s.trials
+    if trials == 0:
+        return f"{s.status} before any trial"
+    return f"{s.status} after {trials} trial{'' if trials == 1 else 's'}"
+
+
+def status_notes(summaries: Sequence[ArmSummary]) -> list[str]:
+    """One line per arm that is not done: its name, its status, and the reason in words
+    (none for a plain "incomplete": its status cell says it all)."""
+    return [
+        f"{s.arm} {s.status}" + (f": {s.status_reason}" if s.status_reason else "")
+        for s in summaries
+        if s.status != "done" and not (s.status == "incomplete" and s.status_reason == NO_END)
+    ]
+
+
+def table_columns(summaries: Sequence[ArmSummary]) -> tuple[str, ...]:
+    """COLUMNS, with STATUS after the arm's name when some arm is not done."""
+    if all(s.status == "done" for s in summaries):
+        return COLUMNS
+    return (COLUMNS[0], STATUS, *COLUMNS[1:])
+
+
+def table_rows(summaries: Sequence[ArmSummary]) -> list[tuple[str, ...]]:
+    """The cells of `table_columns`, one row per arm."""
+    rows = [cells(s) for s in summaries]
+    if table_columns(summaries) is COLUMNS:
+        return rows
+    return [(row[0], status_cell(s), *row[1:]) for row, s in zip(rows, summaries, strict=True)]
+
+
 def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
-    """What a reader of the table needs to know about a withheld figure."""
+    """What a reader of the table needs to know: why an arm is not done, why a figure is
+    withheld."""
+    notes = status_notes(summaries)
     if reads_power(device) is False and any(s.energy_note == "no power samples" for s in summaries):
-        return [f"no power samples: {device} reads no power (pymobiledevice3 does)"]
-    return []
+        notes.append(f"no power samples: {device} reads no power (pymobiledevice3 does)")
+    return notes
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +155,16 @@ class SummaryTable:
         yield self.table(options.max_width)
 
     def table(self, width: int) -> Table:
-        rows = [cells(s) for s in self.summaries]
-        shown = list(range(len(COLUMNS)))
-        widths = _fit(rows, shown, width)
-        while widths is None and len(shown) > 1:
-            drop = next(n for n in DROP_ORDER if COLUMNS.index(n) in shown)
-            shown.remove(COLUMNS.index(drop))
-            widths = _fit(rows, shown, width)
+        names = table_columns(self.summaries)
+        rows = table_rows(self.summaries)
+        shown = list(range(len(names)))
+        widths = _fit(names, rows, shown, width)
+        while widths is None and any(names.index(n) in shown for n in DROP_ORDER):
+            drop = next(n for n in DROP_ORDER if names.index(n) in shown)
+            shown.remove(names.index(drop))
+            widths = _fit(names, rows, shown, width)
         notes = footnotes(self.summaries, self.device)
-        dropped = [COLUMNS[i] for i in range(len(COLUMNS)) if i not in shown]
+        dropped = [names[i] for i in range(len(names)) if i not in shown]
         if dropped:
             notes.append("not shown (too narrow): " + ", ".join(dropped))
         # cells and title are `Text`: arm names and paths are data, never markup
@@ -132,8 +175,9 @@ class SummaryTable:
             caption_justify="left",
         )
         for i, w in zip(shown, widths or [None] * len(shown), strict=True):
+            left = i == 0 or names[i] == STATUS
             table.add_column(
-                COLUMNS[i], justify="left" if i == 0 else "right", width=w, overflow="fold"
+                names[i], justify="left" if left else "right", width=w, overflow="fold"
             )
         for row in rows:
             table.add_row(*(Text(row[i]) for i in shown))
@@ -152,16 +196,16 @@ _PAD = 3
 
 
 def _fit(
-    rows: Sequence[Sequence[str]], shown: Sequence[int], width: int
+    names: Sequence[str], rows: Sequence[Sequence[str]], shown: Sequence[int], width: int
 ) -> list[int | None] | None:
     """Content widths for the `shown` columns within `width`, each cell in at most two lines
     broken at a space (never inside a word or a number); None if that cannot fit. All None
     (rich's own layout) if every cell fits on one line."""
     room = width - _PAD * len(shown) - 1
-    natural = [max(cell_len(text) for text in _column(rows, i)) for i in shown]
+    natural = [max(cell_len(text) for text in _column(names, rows, i)) for i in shown]
     if sum(natural) <= room:
         return [None] * len(shown)
-    least = [max(_two_lines(text) for text in _column(rows, i)) for i in shown]
+    least = [max(_two_lines(text) for text in _column(names, rows, i)) for i in shown]
     spare = room - sum(least)
     if spare < 0:
         return None
@@ -173,8 +217,8 @@ def _fit(
     return widths
 
 
-def _column(rows: Sequence[Sequence[str]], i: int) -> Iterator[str]:
-    yield COLUMNS[i]
+def _column(names: Sequence[str], rows: Sequence[Sequence[str]], i: int) -> Iterator[str]:
+    yield names[i]
     for row in rows:
         yield row[i]
 
@@ -204,8 +248,9 @@ def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
     def row(values: Sequence[str]) -> str:
         return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
 
-    lines = [row(COLUMNS), "|" + "---|" * len(COLUMNS)]
-    lines += [row(cells(s)) for s in summaries]
+    names = table_columns(summaries)
+    lines = [row(names), "|" + "---|" * len(names)]
+    lines += [row(values) for values in table_rows(summaries)]
     notes = footnotes(summaries, device)
     if notes:
         lines += ["", *notes]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,6 +23,9 @@ EnergyNote = Literal["charging", "no power samples", "span too short"]
 """Why the energy figures are withheld (line-protocol.md, summary version 2)."""
 PLUGGED_STATES = frozenset({"charging", "full"})
 """battery_state values that mean the phone was on the charger ("full" is plugged in)."""
+Status = Literal["done", "failed", "aborted", "incomplete"]
+"""How an arm's last round ended (line-protocol.md, summary version 2)."""
+NO_END = "the log stops with no END"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,8 @@ class ArmSummary:
     j_per_token: float | None
     tokens_per_battery_pct: float | None
     energy_note: EnergyNote | None
+    status: Status
+    status_reason: str | None
     rounds: tuple[RoundSummary, ...]
 
     def to_json(self) -> dict[str, object]:
@@ -101,6 +107,7 @@ def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = N
     battery_end = _value(battery[-1]) if len(battery) else None
     spans = Spans.of(arm) if spans is None else spans
     energy = energy_figures(spans, samples, tokens, battery_start, battery_end)
+    status, reason = arm_status(arm)
     return ArmSummary(
         arm=arm.name,
         trials=len(column["gen"]),
@@ -122,8 +129,45 @@ def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = N
         j_per_token=energy.j_per_token,
         tokens_per_battery_pct=energy.tokens_per_battery_pct,
         energy_note=energy.energy_note,
+        status=status,
+        status_reason=reason,
         rounds=_rounds(column, arm.rounds),
     )
+
+
+def arm_status(arm: ArmSeries) -> tuple[Status, str | None]:
+    """How the arm's last round ended, and why in words (None when it is done).
+
+    The controller's word comes first (its "done"/"aborted" phase, whose reason is the
+    ArmOutcome's `describe()`: "arm (round 2): failed: no trial for 300 s"); then the round's
+    END (reason done, error, aborted); then, with no END, an abort marker or an error anemon
+    wrote itself (a watchdog): else the log simply stops."""
+    verdict = arm.verdict
+    if verdict is not None:
+        if verdict.phase == "done":
+            return "done", None
+        said = re.fullmatch(
+            re.escape(arm.name) + r"(?: \(round \d+\))?: (done|failed|aborted)(?:: (.*))?",
+            verdict.reason,
+            flags=re.DOTALL,
+        )
+        if said is not None and said[1] != "done":
+            return ("failed" if said[1] == "failed" else "aborted"), said[2] or None
+        status: Status = "failed" if arm.round_error is not None else "aborted"
+        return status, verdict.reason or None
+    error = arm.round_error.message if arm.round_error is not None else None
+    end = arm.round_end
+    if end is not None:
+        if end.reason == "done":
+            return "done", None
+        if end.reason == "aborted":
+            return "aborted", arm.abort.note if arm.abort is not None else "the app ended: aborted"
+        return "failed", error or f"the app ended: {end.reason or 'no reason given'}"
+    if arm.abort is not None:
+        return "aborted", arm.abort.note
+    if arm.round_error is not None and arm.round_error.line.startswith("anemon: ERROR:"):
+        return "failed", error
+    return "incomplete", NO_END if error is None else f"{NO_END} (last error: {error})"
 
 
 class PowerSamples:

@@ -1,6 +1,7 @@
 """The command line (docs/spec/cli.md): one module per command, each with `add_parser` and `run`.
 
-Errors are one line on stderr (a traceback only with --debug); usage errors exit 2. A reader
+Errors are one line on stderr (a traceback only with --debug, before or after the command,
+which changes nothing else: the exit status is the same); usage errors exit 2. A reader
 that closes the pipe early (`anemon summary X | head -1`) ends anemon quietly with 141, the
 status of a command killed by SIGPIPE.
 """
@@ -11,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -20,6 +22,8 @@ from anemon.errors import USAGE, AnemonError
 
 PIPE_CLOSED = 128 + 13
 """Exit status when stdout's reader went away (128 + SIGPIPE, as a shell reports `yes | head`)."""
+INTERNAL = 1
+"""Exit status of an unexpected error (a bug): as Python's own for an uncaught exception."""
 
 COMMANDS = ("demo", "run", "watch", "replay", "summary", "export", "devices")
 """Each is the module anemon.cli.<name>; imported lazily so `--help` and `summary` start fast."""
@@ -49,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue  # a command not built yet
         module.add_parser(sub)
+    for command in sub.choices.values():
+        # `anemon summary X --debug` as `anemon --debug summary X`; SUPPRESS keeps a command
+        # without it from resetting the flag given before the command
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+        )
     return parser
 
 
@@ -67,14 +77,14 @@ def _run(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
     except AnemonError as e:
         if args.debug:
-            raise
+            traceback.print_exc()
         print(f"anemon: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:
         if args.debug:
-            raise
+            traceback.print_exc()
         # The reader went away: nothing more to say; stdout's buffer must not fail again at
         # interpreter exit (the recipe of the Python docs, "Note on SIGPIPE").
         try:
@@ -84,3 +94,9 @@ def _run(args: argparse.Namespace) -> int:
         except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
             pass
         return PIPE_CLOSED
+    except Exception as e:  # a bug: one line, the traceback only with --debug
+        if args.debug:
+            traceback.print_exc()
+        print(f"anemon: internal error: {type(e).__name__}: {e} (run with --debug for the "
+              "traceback, and please report it)", file=sys.stderr)  # fmt: skip
+        return INTERNAL

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import signal
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anemon.recording.reader import LineWarning
 
 INTERRUPTED = 130
 """Exit status when the operator stopped a command (Ctrl-C, SIGTERM, SIGHUP, the abort key)."""
@@ -69,6 +74,34 @@ def add_record_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--record", metavar="FILE", type=Path, help="where to record the session")
     group.add_argument("--no-record", action="store_true", help="do not record")
+
+
+def add_warnings_option(parser: argparse.ArgumentParser) -> None:
+    """--warnings: every command that reads a SOURCE can list its warnings, line by line."""
+    parser.add_argument(
+        "--warnings", action="store_true",
+        help="list each warning as SOURCE:LINE: what (on stderr)",
+    )  # fmt: skip
+
+
+def report_warnings(
+    source: str, count: int, listed: Sequence[LineWarning], *, listing: bool
+) -> None:
+    """On stderr: a SOURCE's warnings counted in one line, or (`--warnings`) listed, one per
+    line as SOURCE:LINE: what, then counted. Nothing when there are none."""
+    if not count:
+        return
+    if not listing:
+        first = f", first at line {listed[0].line}" if listed else ""
+        print(f"anemon: {source}: {count} warning(s){first} (use --warnings to list them)",
+              file=sys.stderr)  # fmt: skip
+        return
+    from anemon.recording.reader import MAX_LISTED
+
+    for warning in listed:
+        print(f"{source}:{warning.line}: {warning.what}", file=sys.stderr)
+    cut = f" (the first {len(listed)} listed)" if len(listed) >= MAX_LISTED else ""
+    print(f"anemon: {source}: {count} warning(s){cut}", file=sys.stderr)
 
 
 def speed(text: str) -> float:

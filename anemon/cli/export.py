@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from anemon.cli.common import add_warnings_option, report_warnings
 from anemon.errors import OutputError
 
 FORMATS = ("csv", "parquet", "json", "md")
@@ -17,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("source", type=Path, metavar="SOURCE")
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument("-o", "--output", type=Path, metavar="OUT", help="file (default stdout)")
+    add_warnings_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -36,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if text is not None:
         sys.stdout.write(text)
         sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+    report_warnings(str(args.source), loaded.warnings, loaded.listed, listing=args.warnings)
     return 0
 
 

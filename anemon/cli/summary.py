@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from anemon.cli.common import add_warnings_option, report_warnings
+
 FORMATS = ("table", "md", "csv", "json")
 
 
@@ -13,6 +15,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("summary", help="the per-arm summary of logs or recordings")
     parser.add_argument("sources", nargs="+", type=Path, metavar="SOURCE")
     parser.add_argument("--format", choices=FORMATS, default="table")
+    add_warnings_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -30,21 +33,18 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "table":
         console = make_console()
         console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]  # rich exits 1
-        for source, one in zip(sources, loaded, strict=True):
+        for source in sources:
             console.print(render.rich_table(source.summaries, source.source, source.device))
-            if one.warnings:
-                console.print(f"{one.warnings} warning(s): lines or values that did not parse")
-        return 0
-    text = {
-        "md": render.markdown_of_sources,
-        "csv": render.to_csv_of_sources,
-        "json": render.to_json_of_sources,
-    }
-    for one in loaded:
-        if one.warnings:
-            print(f"anemon: {one.path}: {one.warnings} warning(s)", file=sys.stderr)
-    sys.stdout.write(text[args.format](sources))
-    sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+    else:
+        text = {
+            "md": render.markdown_of_sources,
+            "csv": render.to_csv_of_sources,
+            "json": render.to_json_of_sources,
+        }
+        sys.stdout.write(text[args.format](sources))
+        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+    for given, one in zip(args.sources, loaded, strict=True):
+        report_warnings(str(given), one.warnings, one.listed, listing=args.warnings)
     return 0
 
 

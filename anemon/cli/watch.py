@@ -115,7 +115,11 @@ def _check(args: argparse.Namespace) -> None:
         raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
     if args.path.is_dir():
         raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
-    if not args.path.exists():
+    if args.path.exists():
+        from anemon.recording.reader import check_text
+
+        check_text(args.path)  # a binary file is refused before anything starts
+    else:
         print(f"anemon: {args.path} does not exist yet; waiting for it (Ctrl-C to stop)",
               file=sys.stderr)  # fmt: skip
 

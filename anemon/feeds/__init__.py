@@ -11,6 +11,7 @@ The feeds themselves: `live.LiveFeed` (the base of every live feed), `mirror.Mir
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 from anemon.clock import Clock
@@ -122,6 +123,17 @@ class Feed(Protocol):
     def reads_power(self) -> bool | None:
         """Whether the source reads device power: False for devicectl, None where no backend
         reads the phone (a mirrored log)."""
+        ...
+
+    @property
+    def finished(self) -> bool:
+        """The source has ended: a plan run's queue is through (done or aborted), a replay has
+        played every event, a watch has been stopped."""
+        ...
+
+    @property
+    def record(self) -> Path | None:
+        """Where the session is being recorded (None: it is not)."""
         ...
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from pathlib import Path
 
 from anemon.clock import Clock
 from anemon.events import MarkerEvent
@@ -42,6 +43,16 @@ class LiveFeed:
     def clock(self) -> Clock:
         return self.pipeline.clock
 
+    @property
+    def finished(self) -> bool:
+        """Stopped, or the controller said its queue is through."""
+        return self._stop.is_set() or queue_ended(self.session)
+
+    @property
+    def record(self) -> Path | None:
+        recorder = self.pipeline.recorder
+        return recorder.path if recorder is not None else None
+
     def subscribe(self, listener: Listener) -> None:
         self.pipeline.subscribe(listener)
 
@@ -57,6 +68,13 @@ class LiveFeed:
 
     def close(self) -> None:
         self.pipeline.close()
+
+
+def queue_ended(session: Session) -> bool:
+    """The session's last phase ends the whole queue: done or aborted, no arm named (an arm's
+    own end names it)."""
+    phase = session.phase
+    return phase is not None and phase.phase in ("done", "aborted") and phase.arm is None
 
 
 async def until_stopped(stop: asyncio.Event, *work: Awaitable[None]) -> None:

@@ -48,7 +48,7 @@ class PlanRun(LiveFeed):
     ) -> None:
         pipeline = Pipeline(clock=clock)
         self.plan = plan
-        self.record = record
+        self._record = record
         """Where the recording goes (None: not recorded); opened once the device is known."""
         self.device = device or make_device(plan, clock)
         self._clock = clock
@@ -74,6 +74,16 @@ class PlanRun(LiveFeed):
     def clock(self) -> RealClock:
         return self._clock
 
+    @property
+    def record(self) -> Path | None:
+        """Where the recording goes, from the start (it opens once the device is known)."""
+        return self._record
+
+    @property
+    def finished(self) -> bool:
+        """The plan has run (`result`), or the controller said its queue is through."""
+        return self.result is not None or super().finished
+
     def marker(self, note: str) -> None:
         self.controller.marker_now(note)
 
@@ -98,11 +108,11 @@ class PlanRun(LiveFeed):
         shutil.rmtree(self._mirror_dir, ignore_errors=True)
 
     def _open_recording(self, info: DeviceInfo) -> None:
-        if self.record is None:
+        if self._record is None:
             return
         header = make_header(source=self.title, device=dataclasses.asdict(info),
                              plan=self.plan.to_dict())  # fmt: skip
-        recorder = self.pipeline.recorder = Recorder(self.record, header)
+        recorder = self.pipeline.recorder = Recorder(self._record, header)
         for event in self._early:
             recorder.write(event)
         self._early.clear()

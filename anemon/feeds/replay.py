@@ -50,6 +50,16 @@ class ReplayFeed:
     def session(self) -> Session:
         return self.replay.session
 
+    @property
+    def finished(self) -> bool:
+        """Every event has been played."""
+        return self.replay.finished
+
+    @property
+    def record(self) -> None:
+        """A replay records nothing."""
+        return None
+
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 

@@ -70,6 +70,7 @@ _TAG = re.compile(r"\[[^\]\s]*\](?:\s+|$)")
 # A token is key="quoted \" value", key=bare, or a bare word without '='.
 _TOKEN = re.compile(r'([^\s=]+)=(?:"((?:[^"\\]|\\.)*)"|([^\s"]*))|(\S+)')
 _UNESCAPE = re.compile(r"\\(.)")
+_DID_NOT_PARSE = ": did not parse"
 
 
 def split_prefix(line: str) -> tuple[float | None, str]:
@@ -114,6 +115,8 @@ class LineParser:
         self.current_arm: str | None = None
         self.warnings = 0
         """Known values that did not parse, over every line so far."""
+        self.last_rejected = ""
+        """What did not parse on the last line that had a warning (`key=value`, ...)."""
 
     def reset(self) -> None:
         """A new log begins: forget the launch in progress."""
@@ -148,11 +151,19 @@ class LineParser:
                 extra[key] = text
                 continue
             value = spec[1](text)
-            if value is None:
-                warnings += not (key == "battery" and v.is_unknown_battery(text))
-            else:
+            if value is not None:
                 fields[spec[0]] = value
+            elif not (key == "battery" and v.is_unknown_battery(text)):
+                self.last_rejected = self._rejected(warnings, key, text)
+                warnings += 1
         return self._make(cls, line, arm, fields, extra, warnings, t=t, wall=wall)
+
+    def _rejected(self, before: int, key: str, text: str) -> str:
+        """The last line's rejected values so far, with this one (`before` others already)."""
+        value = f"{key}={text if len(text) <= 40 else text[:40] + '…'!r}"
+        if before:
+            return f"{self.last_rejected.removesuffix(_DID_NOT_PARSE)}, {value}{_DID_NOT_PARSE}"
+        return f"{value}{_DID_NOT_PARSE}"
 
     def _error(self, line: str, body: str, *, t: float, wall: float) -> Event:
         before, _, message = body.partition("ERROR:")

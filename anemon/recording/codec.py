@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from anemon.events import EVENT_TYPES, THERMAL_NAMES, Event, UnknownEvent, thermal_name
@@ -43,12 +44,23 @@ def to_record(event: Event) -> dict[str, Any]:
     return record
 
 
-def from_record(record: Mapping[str, Any], source: str = "") -> Event:
-    """An event from a recorded object; unknown kinds and fields are kept, never dropped."""
+def from_record(
+    record: Mapping[str, Any], source: str = "", damaged: Callable[[str], None] | None = None
+) -> Event:
+    """An event from a recorded object; unknown kinds and fields are kept, never dropped.
+
+    A field with the wrong JSON type (a damaged recording) is left out, counted in the
+    event's `warnings` where it has them, and told to `damaged` (what was wrong, one call each).
+    """
     kind = record.get("kind")
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     t = _number(record.get("t"))
     wall = _number(record.get("wall"))
+    if damaged is not None and (not t or not wall):
+        for key in ("t", "wall"):
+            value = record.get(key)
+            if value is not None and not _number(value) and value != 0:
+                damaged(f"{kind}: {key}={_shown(value)} is not a number: read as 0")
     arm = record.get("arm") if isinstance(record.get("arm"), str) else None
     if cls is None:
         rest = {k: val for k, val in record.items() if k not in ("kind", "t", "wall", "arm")}
@@ -63,11 +75,16 @@ def from_record(record: Mapping[str, Any], source: str = "") -> Event:
             continue
         if key in names:
             if key in _THERMAL_FIELDS:
-                kwargs[key] = _thermal(value)
+                kwargs[key] = thermal = _thermal(value)
+                if thermal is None and value is not None and damaged is not None:
+                    damaged(f"{kind}: {key}={_shown(value)} is not a thermal state: left out")
             elif value is None or type(value) in types.get(key, _ANY):
                 kwargs[key] = value
             else:  # a damaged recording: the field is missing, as an unparsable log value
                 mistyped += 1
+                if damaged is not None:
+                    wanted = _wanted(types.get(key, _ANY))
+                    damaged(f"{kind}: {key}={_shown(value)} is not a {wanted}: left out")
         else:
             unknown[key] = value if isinstance(value, str) else repr(value)
     if mistyped and "warnings" in names:
@@ -78,6 +95,8 @@ def from_record(record: Mapping[str, Any], source: str = "") -> Event:
     try:
         return cls(t=t, wall=wall, arm=arm, source=source, **kwargs)
     except TypeError:  # a required field missing: keep what was there rather than lose it
+        if damaged is not None:
+            damaged(f"{kind}: a required field is missing: kept as an unknown record")
         return UnknownEvent(t=t, wall=wall, arm=arm, source=source, name=str(kind), fields=kwargs)
 
 
@@ -116,3 +135,17 @@ def _thermal(value: Any) -> int | None:
 
 def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _shown(value: Any) -> str:
+    """A damaged value as a warning shows it: JSON, cut short."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+_WANTED = {frozenset({int, float}): "number", frozenset({int}): "whole number",
+           frozenset({bool}): "true/false", frozenset({str}): "string"}  # fmt: skip
+
+
+def _wanted(types: frozenset[type]) -> str:
+    return _WANTED.get(types, "value of its type")

@@ -21,6 +21,18 @@ MAX_LINE = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 1 << 16
 """Enough for a recording's header line (it carries the plan)."""
+_BINARY_PROBE = 8192
+"""A NUL byte this near the start means binary data (a model file, an archive), not text."""
+MAX_LISTED = 1000
+"""Warnings kept with their line (SourceReader.listed); the count goes on past them."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineWarning:
+    """One warning of a SOURCE: the line it is on (1 = the first) and what was wrong."""
+
+    line: int
+    what: str
 
 
 @dataclass
@@ -33,12 +45,26 @@ class SourceReader:
     header: dict[str, Any] | None
     compressed: bool
     warnings: int = 0
-    """Lines that could not be read whole: torn, not JSON, too long, unparsable values."""
+    """Lines that could not be read whole (not JSON, too long) and values that did not parse
+    or had the wrong type (the value is left out; the rest of the line is kept)."""
     torn: int = 0
+    """A torn last line of a recording (the recorder was killed mid-write): skipped."""
+    listed: list[LineWarning] = field(default_factory=list)
+    """The first MAX_LISTED warnings, each with its line number, in order."""
     _parser: LineParser = field(init=False)
+    _at: int = field(init=False, default=0)
+    """The number of the line being read (for a damaged field found while decoding it)."""
 
     def __post_init__(self) -> None:
         self._parser = LineParser(self.path.name)
+
+    def _warn(self, line: int, what: str, count: int = 1) -> None:
+        self.warnings += count
+        if len(self.listed) < MAX_LISTED:
+            self.listed.append(LineWarning(line, what))
+
+    def _damaged(self, what: str) -> None:
+        self._warn(self._at, what)
 
     @property
     def device_kind(self) -> str | None:
@@ -68,44 +94,51 @@ class SourceReader:
                 yield from self._recorded(stream)
             else:
                 yield from self._logged(stream)
-        self.warnings += self._parser.warnings
 
     def _open(self) -> gzip.GzipFile | io.BufferedReader:
         return gzip.open(self.path, "rb") if self.compressed else self.path.open("rb")
 
-    def _lines(self, stream: Iterable[bytes]) -> Iterator[tuple[str, bool]]:
-        """Decoded lines and whether each had its newline (a torn last line has not)."""
-        for raw in stream:
+    def _lines(self, stream: Iterable[bytes], first: int) -> Iterator[tuple[int, str, bool]]:
+        """Numbered decoded lines and whether each had its newline (a torn last line has not)."""
+        for number, raw in enumerate(stream, first):
             complete = raw.endswith(b"\n")
             if len(raw) > MAX_LINE:
-                self.warnings += 1
-                raw = raw[:MAX_LINE] + f" …[truncated {len(raw) - MAX_LINE} bytes]".encode()
-            yield raw.decode("utf-8", errors="replace").rstrip("\r\n"), complete
+                cut = len(raw) - MAX_LINE
+                self._warn(number, f"line longer than {MAX_LINE} bytes: the last {cut} cut off")
+                raw = raw[:MAX_LINE] + f" …[truncated {cut} bytes]".encode()
+            yield number, raw.decode("utf-8", errors="replace").rstrip("\r\n"), complete
 
     def _recorded(self, stream: Iterable[bytes]) -> Iterator[Event]:
         source = self.path.name
-        for text, complete in self._lines(stream):
+        damaged = self._damaged
+        for number, text, complete in self._lines(stream, 2):  # line 1 is the header
             if not text.strip():
                 continue
             try:
                 record = json.loads(text)
             except ValueError:
                 if complete:
-                    self.warnings += 1
+                    self._warn(number, "not JSON: the line is skipped")
                 else:  # a torn last line: the recorder was killed mid-write
                     self.torn += 1
                 continue
             if isinstance(record, dict):
-                yield from_record(record, source)
+                self._at = number
+                yield from_record(record, source, damaged)
             else:
-                self.warnings += 1
+                self._warn(number, "not a JSON object: the line is skipped")
 
     def _logged(self, stream: Iterable[bytes]) -> Iterator[Event]:
         timeline = LogTimeline()
         parser = self._parser
         parser.timeline = timeline.place
-        for text, _complete in self._lines(stream):
-            yield parser.parse(text, t=timeline.t, wall=timeline.wall)
+        seen = 0
+        for number, text, _complete in self._lines(stream, 1):
+            event = parser.parse(text, t=timeline.t, wall=timeline.wall)
+            if parser.warnings != seen:  # the slow path: only for a line with a bad value
+                self._warn(number, parser.last_rejected, parser.warnings - seen)
+                seen = parser.warnings
+            yield event
 
 
 class LogTimeline:
@@ -145,11 +178,24 @@ def open_source(path: Path) -> SourceReader:
         head = _read_head(path, gz=True)
     if not head.strip():
         raise SourceError(f"{path}: the file is empty; point anemon at a bench log or recording")
-    if b"\0" in head[:8192]:
+    if is_binary(head):
         raise SourceError(f"{path}: binary data, not a bench log or an anemon recording")
     header = _recording_header(head, path)
     kind = "recording" if header is not None else "log"
     return SourceReader(path, kind, header, compressed)
+
+
+def is_binary(head: bytes) -> bool:
+    """The start of a file (decompressed if it is gzip) holds binary data, not text."""
+    return b"\0" in head[:_BINARY_PROBE]
+
+
+def check_text(path: Path) -> None:
+    """Refuse (SourceError) a file that exists but is binary or compressed: `watch` follows
+    a text log as it grows, which neither can be."""
+    head = _read_head(path)
+    if head.startswith(_GZIP_MAGIC) or is_binary(head):
+        raise SourceError(f"{path}: binary data, not a bench log; watch follows a text log")
 
 
 def _read_head(path: Path, gz: bool = False) -> bytes:

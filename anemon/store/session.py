@@ -85,6 +85,17 @@ class ArmSeries:
     start: StartEvent | None = None
     load: LoadEvent | None = None
     end: EndEvent | None = None
+    round_end: EndEvent | None = None
+    """The END of the arm's latest round (None until it comes; a START clears it)."""
+    round_error: ErrorEvent | None = None
+    """The last error record of the latest round (an app's ERROR line, anemon's watchdog)."""
+    verdict: PhaseEvent | None = None
+    """The controller's word on the latest launch: its "done" or "aborted" phase, whose
+    reason is the ArmOutcome's `describe()` (None for a log anemon did not drive)."""
+    abort: MarkerEvent | None = None
+    """An abort marker ("abort arm", "abort session ...") during the latest round."""
+    outcome_events: int = 0
+    """Bumped by each of the above (a view compares it to know the status may have changed)."""
 
     def __len__(self) -> int:
         return len(self.columns["t"])
@@ -174,6 +185,8 @@ class Session:
         arm = self._record_arm(event)
         arm.rounds += 1
         arm.start = event
+        arm.round_end = arm.round_error = arm.verdict = arm.abort = None
+        arm.outcome_events += 1
         self.free_gb.append(event.t, event.free_gb)
 
     def _on_load(self, event: LoadEvent) -> None:
@@ -194,12 +207,17 @@ class Session:
             self.battery_state = event.battery_state
 
     def _on_end(self, event: EndEvent) -> None:
-        self._record_arm(event).end = event
+        arm = self._record_arm(event)
+        arm.end = arm.round_end = event
+        arm.outcome_events += 1
 
     def _on_error(self, event: ErrorEvent) -> None:
         self.errors.append(event)
         if event.arm is not None:
-            self.arm(event.arm).errors += 1
+            arm = self.arm(event.arm)
+            arm.errors += 1
+            arm.round_error = event
+            arm.outcome_events += 1
 
     def _on_telemetry(self, event: TelemetryEvent) -> None:
         self.telemetry.append(event)
@@ -216,6 +234,19 @@ class Session:
         self.phase = event
         if event.phase != "cooling":
             self.cooldown = None
+        arm = self.arms.get(event.arm) if event.arm is not None else None
+        if arm is not None and event.phase in ("done", "aborted"):
+            arm.verdict = event
+            arm.outcome_events += 1
+
+    def _on_marker(self, event: MarkerEvent) -> None:
+        self.markers.append(event)
+        if event.note == "abort arm" or event.note.startswith("abort session"):
+            name = event.arm or self.current_arm
+            arm = self.arms.get(name) if name is not None else None
+            if arm is not None and arm.round_end is None and arm.verdict is None:
+                arm.abort = event
+                arm.outcome_events += 1
 
     def _on_cooldown(self, event: CooldownEvent) -> None:
         self.cooldown = None if event.done else event
@@ -234,6 +265,6 @@ _HANDLERS: dict[type[Event], Callable[[Session, Any], None]] = {
     TelemetryEvent: Session._on_telemetry,
     PhaseEvent: Session._on_phase,
     CooldownEvent: Session._on_cooldown,
-    MarkerEvent: lambda session, event: session.markers.append(event),
+    MarkerEvent: Session._on_marker,
     GapEvent: lambda session, event: session.gaps.append(event),
 }

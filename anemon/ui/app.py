@@ -34,6 +34,9 @@ from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline
 
 BASE_CSS = Path(__file__).with_name("dashboard.tcss")
+EXPORTS_DIR = "anemon-exports"
+"""Where `e` and `s` write when not told (`save_dir`): under the cwd, made on demand (git
+ignores it)."""
 MAIN_CHARTS = ("decode", "power", "prefill", "thermal", "battery", "free")
 PAIR_CHARTS = ("arm-a", "arm-b")
 
@@ -70,13 +73,15 @@ class Dashboard(App[None]):
         self.feed = feed
         self.layout_path = layout
         self.layouts = layouts.choices(layout)
-        self.save_dir = save_dir or Path.cwd()
+        self.save_dir = save_dir or Path.cwd() / EXPORTS_DIR
         self.tick_s = tick_s
         self.redraw_s = redraw_s
         self.log_lines = log_lines
         self.title = feed.title
         self.rounds = 0
         self.queue_paused = False
+        self.run_over = False
+        """A plan run's queue is through: its run-only keys are no longer offered."""
         self._seen: tuple[object, ...] | None = None
         self._next_chart = 0
         self._table_at = float("-inf")
@@ -120,6 +125,7 @@ class Dashboard(App[None]):
         """Every panel checks for itself whether its data changed; the costly ones take turns,
         charts within a time budget, the table at most every TABLE_EVERY_S."""
         session = self.feed.session
+        self._check_run_over()
         if not (force or self._changed(session)):
             return  # a live session between two trials costs (almost) nothing
         self.rounds += 1
@@ -136,6 +142,19 @@ class Dashboard(App[None]):
                 if is_shown(strip):
                     strip.draw(session)
             self._draw_charts(session, force)
+
+    def _check_run_over(self) -> None:
+        """Once a plan run's feed has finished: say where the recording is, and take the
+        run-only keys out of the footer, the palette and the keys help."""
+        if self.run_over or self.feed.controls is None or not self.feed.finished:
+            return
+        self.run_over = True
+        record = self.feed.record
+        done = f"run done, recording at {record}" if record else "run done, not recorded"
+        self.queue_paused = self.status.held = False
+        self.status.note = done
+        self.notify(done, timeout=10)
+        self.refresh_bindings()
 
     def _draw_charts(self, session: Session, force: bool) -> None:
         """Charts whose data changed, starting where the last round stopped, until the round's
@@ -167,7 +186,7 @@ class Dashboard(App[None]):
         if needs == "replay":
             return self.feed.replay is not None
         if needs == "controls":
-            return self.feed.controls is not None
+            return self.feed.controls is not None and not self.run_over
         return True
 
     @property
@@ -196,7 +215,7 @@ class Dashboard(App[None]):
     def _confirmed(self, key: str, what: str) -> bool:
         """During a run, a key that ends something (`key`; "" from the palette: at once) acts
         only when pressed again within the window; the first press says so."""
-        if not key or self.feed.controls is None:
+        if not key or self.feed.controls is None or self.run_over:
             return True
         if self.confirm.press(key):
             return True
@@ -206,7 +225,8 @@ class Dashboard(App[None]):
         return False
 
     async def action_quit(self, key: str = "") -> None:
-        """`q`, ctrl+c, ctrl+q: at once in a watch or a replay; during a run, when confirmed."""
+        """`q`, ctrl+c, ctrl+q: at once in a watch, a replay or a run that is done; during a run,
+        when confirmed."""
         if self._confirmed(key, "end the run"):
             await super().action_quit()
 
@@ -223,7 +243,7 @@ class Dashboard(App[None]):
         ]
         rows.append(("^p", "Command palette"))
         note = ""
-        if self.feed.controls is not None:
+        if self.feed.controls is not None and not self.run_over:
             note = (
                 f"During a run, q, X and ^c ask first: press the same key again within "
                 f"{self.confirm.window_s:g} s."
@@ -281,11 +301,14 @@ class Dashboard(App[None]):
         self.notify(f"layout {path.stem}", timeout=2)
 
     def action_export(self) -> None:
+        self.save_dir.mkdir(parents=True, exist_ok=True)
         text, path = export_summary(self.feed.session, self.save_dir)
         self.copy_to_clipboard(text)
         self.notify(f"summary copied and saved to {path}", timeout=4)
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        if path is None:
+            self.save_dir.mkdir(parents=True, exist_ok=True)
         saved = self.save_screenshot(filename, path or str(self.save_dir))
         self.notify(f"screenshot saved to {saved}", timeout=4)
 
@@ -308,4 +331,6 @@ class Dashboard(App[None]):
         else:
             await self.controls.pause_queue()
         self.queue_paused = not self.queue_paused
+        self.status.held = self.queue_paused
+        self.status.show(self.feed.session)
         self.notify("queue held" if self.queue_paused else "queue resumed", timeout=3)

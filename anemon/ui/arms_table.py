@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import DataTable
 
-from anemon.analysis.render import COLUMNS, cells
+from anemon.analysis.render import COLUMNS, cells, status_cell
 from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
 
@@ -29,17 +29,33 @@ def header(name: str) -> str:
     return f"{name[:cut]}\n{name[cut + 1 :]}"
 
 
-def _arm_key(arm: ArmSeries) -> tuple[int, int, int]:
-    """What changes an arm's summary: its trials, its errors, its launches (and, its energy
-    figures only, the host's readings: see `ArmsTable.show`)."""
-    return (len(arm), arm.errors, arm.rounds)
+_Key = tuple[int, int, int, int, bool]
+STATUS_STYLE = {"failed": "bold red", "aborted": "yellow", "incomplete": "yellow"}
+
+
+def _arm_key(arm: ArmSeries, session: Session) -> _Key:
+    """What changes an arm's row: its trials, its errors, its launches, how its round ended,
+    whether it is the arm running now (and, its energy figures only, the host's readings:
+    see `ArmsTable.show`)."""
+    running = arm.name == session.current_arm
+    return (len(arm), arm.errors, arm.rounds, arm.outcome_events, running)
+
+
+def arm_cell(summary: ArmSummary, running: bool) -> Text:
+    """The arm's name, with its status beside it when it is not done: "a (aborted after 42
+    trials)". The arm running now has no END yet: it is not called incomplete."""
+    if summary.status == "done" or (running and summary.status == "incomplete"):
+        return Text(summary.arm, justify="left")
+    text = Text(summary.arm + " ", justify="left")
+    text.append(f"({status_cell(summary)})", style=STATUS_STYLE.get(summary.status, ""))
+    return text
 
 
 @dataclass(slots=True)
 class _Shown:
     """An arm's row as last put: what it was computed from, and its figures."""
 
-    key: tuple[int, int, int]
+    key: _Key
     readings: int
     spans: Spans
     summary: ArmSummary
@@ -73,7 +89,7 @@ class ArmsTable(DataTable, can_focus=False):
         self.samples.update(session.telemetry)
         readings = len(self.samples)
         for name, arm in session.arms.items():
-            key = _arm_key(arm)
+            key = _arm_key(arm, session)
             known = self.shown.get(name)
             if known is not None and known.key == key:
                 if known.readings == readings:
@@ -84,13 +100,16 @@ class ArmsTable(DataTable, can_focus=False):
                 spans = Spans.of(arm)
                 summary = summarize_arm(arm, self.samples, spans)
             self.shown[name] = _Shown(key, readings, spans, summary)
-            if known is None or summary != known.summary:
-                self._put(name, summary, new=known is None)
+            if known is None or summary != known.summary or known.key[-1] != key[-1]:
+                self._put(name, summary, new=known is None, running=key[-1])
 
-    def _put(self, name: str, summary: ArmSummary, new: bool) -> None:
+    def _put(self, name: str, summary: ArmSummary, new: bool, running: bool) -> None:
         # Text, not str: a DataTable parses str cells as markup, and arm names are data
         row = cells(summary, short=True)
-        values = [Text(row[i], justify="left" if i == 0 else "right") for i in self.picked]
+        values = [
+            arm_cell(summary, running) if i == 0 else Text(row[i], justify="right")
+            for i in self.picked
+        ]
         if new:
             self.add_row(*values, key=name)
             return

@@ -26,7 +26,11 @@ PER_ROUND = 200
 
 
 class LogPanel(Log, can_focus=False):
-    """Appends what is new in `session.log` (by `log_total`), bounded to `max_lines`."""
+    """Appends what is new in `session.log` (by `log_total`), bounded to `max_lines`.
+
+    It follows the tail unless the operator scrolled back while it was shown: a layout that
+    hides it (`wall`) or resizes it does not stop it following (a hidden log has no size, and
+    Textual's own "at the end?" check goes stale across it)."""
 
     DEFAULT_CSS = "LogPanel { border: round $secondary-darken-2; }"
 
@@ -36,8 +40,15 @@ class LogPanel(Log, can_focus=False):
         self.border_title = "log"
         self.session_id: int | None = None
         self.seen = 0
+        self.following = True
+        """Scrolled to the newest line on every write and every resize."""
+        self._shape: tuple[int, int] | None = None
+        """(height, max scroll) when last shown: a change since is the layout's, not a scroll."""
 
     def show(self, session: Session) -> None:
+        shape = (self.size.height, self.max_scroll_y)
+        if self.size.height and shape == self._shape:  # shown as before: did the operator scroll?
+            self.following = self.is_vertical_scroll_end
         if id(session) != self.session_id or session.log_total < self.seen:
             self.session_id = id(session)
             self.seen = 0
@@ -45,8 +56,18 @@ class LogPanel(Log, can_focus=False):
         arrived = session.log_total - self.seen
         new = min(arrived, len(session.log), PER_ROUND)
         if arrived > new:
-            self.write_line(f"── … {arrived - new:,} lines skipped at this speed")
+            self.write_line(f"── … {arrived - new:,} lines skipped at this speed", False)
         if new > 0:
             items = list(session.log)[-new:]
-            self.write_lines(log_text(event) for event in items)
+            self.write_lines((log_text(event) for event in items), False)
         self.seen = session.log_total
+        self.follow()
+        self._shape = (self.size.height, self.max_scroll_y)
+
+    def follow(self) -> None:
+        """To the newest line, if following."""
+        if self.following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def on_resize(self) -> None:
+        self.follow()

@@ -78,11 +78,16 @@ def status_text(
     tag: str | None = None,
     width: int | None = None,
     reads_power: bool | None = None,
+    *,
+    held: bool = False,
+    note: str | None = None,
 ) -> Text:
     """All from the Session (never the wall clock): replays and snapshots agree.
 
     `tag` is the session's own (a recording's plan); without one, the latest START's. With a
-    `width`, the parts are packed into lines of that width, none cut in two.
+    `width`, the parts are packed into lines of that width, none cut in two. `held`: the
+    operator holds the run's queue (`p`), said for as long as it lasts. `note`: the app's own
+    last word (the run is done), after the rest.
     """
     tag = tag or session_tag(session)
     elapsed = session.last_t - session.first_t if session.first_t is not None else 0.0
@@ -98,8 +103,12 @@ def status_text(
         f"battery {'—' if battery is None else f'{battery:.0f} %'}",
         power_text(session, reads_power),
     ]
+    if held:
+        parts.append(Text("queue held", style="bold black on yellow"))
     if session.errors:
         parts.append(Text(f"errors {len(session.errors)}", style="bold red"))
+    if note:
+        parts.append(Text(note, style="bold green"))
     text = pack([Text(p) if isinstance(p, str) else p for p in parts], width)
     if session.cooldown is not None:
         text.append("\n")
@@ -157,18 +166,22 @@ class StatusLine(Static):
         self.feed_title = title
         self.tag = tag
         self.reads_power = reads_power
-        self.drawn: tuple[int, int] | None = None
+        self.held = False
+        """The run's queue is held (the app says so: `p`)."""
+        self.note: str | None = None
+        """The app's last word on the run (`status_text`'s `note`)."""
+        self.drawn: tuple[object, ...] | None = None
         self.shape: tuple[int, int] | None = None
         """(width, lines) of the last text: the same again needs no new layout."""
         self.session: Session | None = None
 
     def show(self, session: Session) -> None:
-        key = (id(session), session.version)
+        key = (id(session), session.version, self.held, self.note)
         if key != self.drawn:
             self.drawn, self.session = key, session
             width = self.content_size.width
             text = status_text(session, self.feed_title, self.tag, width or None,
-                               self.reads_power)  # fmt: skip
+                               self.reads_power, held=self.held, note=self.note)  # fmt: skip
             # new watts every second: lay the screen out again only if the height changes
             shape = (width, len(text.wrap(self.app.console, width))) if width else None
             self.update(text, layout=shape is None or shape != self.shape)

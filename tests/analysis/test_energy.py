@@ -254,7 +254,7 @@ def test_markdown_shows_w_mean_and_j_per_token_or_why_not():
     lines = render.markdown(summaries()).splitlines()
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     assert header[-2:] == ["W mean", "J/token"]
-    rows = {line.split("|")[1].strip(): line for line in lines[2:]}
+    rows = {line.split("|")[1].strip(): line for line in lines[2:5]}  # then the notes
     assert rows["ane"].endswith("| 3.25 | 0.1625 |")  # 32.5 J / 200 tokens
     assert rows["gpu"].endswith("| — | charging |")
     assert rows["cpu"].endswith("| — | no power samples |")

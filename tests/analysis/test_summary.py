@@ -18,6 +18,7 @@ KEYS = {
     "decode_max", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
     "battery_start", "battery_end", "errors", "rounds",
     "power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note",
+    "status", "status_reason",
 }  # fmt: skip
 
 
@@ -83,7 +84,8 @@ def test_rounds_per_launch_and_lab_note_a_slash_b(tmp_path):
     assert [r.decode_mean for r in arm_a.rounds] == [20.0, 25.0]
     assert (arm_a.errors, arm_b.errors) == (2, 0)
     md = render.markdown([arm_a, arm_b])
-    assert "| A | 6 |" in md and "20.0 / 25.0" in md and "30.0 / 32.0" in md
+    assert "| A | incomplete after 3 trials | 6 |" in md  # no END: the log stops
+    assert "20.0 / 25.0" in md and "30.0 / 32.0" in md
 
 
 def test_json_has_exactly_the_spec_keys(tmp_path):
@@ -104,8 +106,12 @@ def test_csv_has_one_row_per_arm(tmp_path):
 def test_csv_flattens_the_rounds_into_a_count_and_their_means(tmp_path):
     text = "START arm=A\n" + trial("A", 1, 19.0) + "START arm=A\n" + trial("A", 1, 24.0)
     header, row = render.to_csv(summaries_of(text, tmp_path)).splitlines()
-    assert header.endswith(",energy_note,rounds,round_decode_means,round_prefill_means")
-    assert row.endswith(',no power samples,2,19.00 / 24.00,"1,000.0 / 1,000.0"')
+    assert header.endswith(
+        ",energy_note,status,status_reason,rounds,round_decode_means,round_prefill_means"
+    )
+    assert row.endswith(
+        ',no power samples,incomplete,the log stops with no END,2,19.00 / 24.00,"1,000.0 / 1,000.0"'
+    )
 
 
 def test_rich_table_shows_arm_names_and_titles_literally(tmp_path):
@@ -149,8 +155,8 @@ def test_csv_of_sources_has_one_header_and_source_first(tmp_path):
 def test_markdown_of_sources_titles_each_table_and_separates_them(tmp_path):
     text = render.markdown_of_sources(two_sources(tmp_path))
     first, second = text.split("\n\n### ")
-    assert first.startswith("### runs/one.log\n\n| arm | trials |")
-    assert second.startswith("two.jsonl\n\n| arm | trials |")
+    assert first.startswith("### runs/one.log\n\n| arm | status | trials |")
+    assert second.startswith("two.jsonl\n\n| arm | status | trials |")
     assert first.count("| a |") == 1 and "| b |" in first and "| b |" not in second
     assert render.markdown_of_sources(two_sources(tmp_path)[:1]) == (
         "### runs/one.log\n\n" + render.markdown(two_sources(tmp_path)[0].summaries)

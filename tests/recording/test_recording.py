@@ -229,3 +229,17 @@ def test_null_fields_read_as_null(tmp_path):
     (back,) = read_back(tmp_path, {"kind": "telemetry", "t": 1, "wall": 2, "power_w": None,
                                    "charging": None})  # fmt: skip
     assert (back.power_w, back.charging) == (None, None)
+
+
+def test_a_damaged_field_is_told_with_what_was_wrong():
+    from anemon.recording.codec import from_record
+
+    told: list[str] = []
+    event = from_record({"kind": "trial", "t": 1, "wall": 2, "arm": "a", "decode_tps": "fast",
+                         "gen": 256, "thermal": "boiling"}, "x", told.append)  # fmt: skip
+    assert isinstance(event, TrialEvent) and event.gen == 256 and event.warnings == 1
+    assert told == ['trial: decode_tps="fast" is not a number: left out',
+                    'trial: thermal="boiling" is not a thermal state: left out']  # fmt: skip
+    told.clear()
+    from_record({"kind": "trial", "t": 0, "wall": 0, "gen": 3}, "x", told.append)
+    assert told == []  # zero times are numbers

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from anemon.events import StartEvent, TextEvent, TrialEvent
+from anemon.events import PhaseEvent, StartEvent, TextEvent, TrialEvent
+from anemon.recording.writer import Recorder, make_header
+from anemon.ui.app import Dashboard
 from anemon.ui.arms_table import ArmsTable
 from anemon.ui.charts import Chart, Strip
 from anemon.ui.log_panel import ErrorHighlighter, LogPanel
@@ -140,6 +142,22 @@ async def test_screenshot_key_saves_an_svg(make_app: MakeApp, tmp_path: Path) ->
         await pilot.press("s")
         [svg] = tmp_path.glob("*.svg")
         assert svg.read_text().startswith("<svg")
+
+
+async def test_export_and_screenshot_go_into_anemon_exports_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from anemon.ui import layouts
+
+    monkeypatch.chdir(tmp_path)
+    app = Dashboard(replay_feed(), layouts.resolve("default"))
+    async with app.run_test(size=SIZE) as pilot:
+        assert not (tmp_path / "anemon-exports").exists()  # made on demand
+        await pilot.press("e", "s")
+    assert {p.suffix for p in (tmp_path / "anemon-exports").iterdir()} == {".md", ".svg"}
+    assert {p.name for p in tmp_path.iterdir()} == {"anemon-exports"}
+    ignored = (Path(__file__).parents[2] / ".gitignore").read_text().splitlines()
+    assert "anemon-exports/" in ignored
 
 
 async def test_q_quits(make_app: MakeApp) -> None:
@@ -350,3 +368,84 @@ async def test_redraw_rounds_stop_once_every_panel_has_drawn_the_latest_data(
         app.feed.session.add(TextEvent(t=1e6, wall=0.0, line="new"))
         app.redraw()
         assert app.rounds == settled + 1
+
+
+def shown_rows(log: LogPanel) -> list[str]:
+    """The rows the log panel shows on screen, as text (a row under a scrollbar is blank)."""
+    rows = ("".join(s.text for s in log.render_line(y)) for y in range(log.size.height))
+    return [row.rstrip() for row in rows]
+
+
+async def test_the_log_keeps_following_the_tail_after_every_layout(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        for _ in app.layouts:  # all of them (`wall` hides the log), back to the first
+            await pilot.press("l")
+            await pilot.pause()
+            for i in range(3):
+                app.feed.session.add(TextEvent(t=1e6, wall=0.0, line=f"{app.layout_path.stem} {i}"))
+            app.redraw(force=True)
+            await pilot.pause()
+        log = app.query_one(LogPanel)
+        assert app.layout_path.stem == "default" and log.size.height > 0
+        assert log.scroll_offset.y == log.max_scroll_y
+        assert [row for row in shown_rows(log) if row][-1] == "default 2"
+
+
+def footer_keys(app: Dashboard) -> set[str]:
+    """The keys the footer offers."""
+    return {binding.key for (_, binding, enabled, _) in app.active_bindings.values() if enabled}
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+async def test_the_end_of_a_run_says_where_the_recording_is_and_drops_the_run_keys(
+    make_app: MakeApp, tmp_path: Path, recorded: bool
+) -> None:
+    controls = CallLog()
+    feed = live_feed(controls)
+    path = tmp_path / "run.anemon.jsonl"
+    if recorded:
+        feed.pipeline.recorder = Recorder(path, make_header(source="test"))
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert {"a", "X", "k", "w", "p"} <= footer_keys(app)
+        feed.pipeline.emit(PhaseEvent(t=1.0, wall=0.0, arm="a1", phase="done"))  # an arm's end
+        app.redraw()
+        await pilot.pause()
+        assert not app.run_over and "a" in footer_keys(app)
+        feed.pipeline.emit(PhaseEvent(t=2.0, wall=0.0, arm=None, phase="done", reason="1 of 1"))
+        app.redraw()
+        await pilot.pause()
+        said = f"run done, recording at {path}" if recorded else "run done, not recorded"
+        assert said in str(app.query_one(StatusLine).render()).replace("\n", " ")
+        assert [n.message for n in app._notifications][-1] == said
+        assert not {"a", "X", "k", "w", "p"} & footer_keys(app)
+        assert not any(app.check_action(a, ()) for a in RUN_ACTIONS)
+        await pilot.press("a", "k", "p")
+        await pilot.press("q")  # nothing left to end: at once
+    assert controls.calls == []
+    feed.close()
+
+
+async def test_a_log_scrolled_back_by_the_operator_stays_there(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        log = app.query_one(LogPanel)
+        log.scroll_to(y=0, animate=False)
+        await pilot.pause()
+        app.feed.session.add(TextEvent(t=1e6, wall=0.0, line="newer"))
+        app.redraw(force=True)
+        await pilot.pause()
+        assert log.scroll_offset.y == 0 and log.lines[-1] == "newer"
+        log.scroll_end(animate=False, immediate=True)  # back at the end: following again
+        await pilot.pause()
+        app.feed.session.add(TextEvent(t=1e6, wall=0.0, line="newest"))
+        app.redraw(force=True)
+        await pilot.pause()
+        assert log.scroll_offset.y == log.max_scroll_y

@@ -89,3 +89,54 @@ async def test_the_brief_table_fits_the_compact_layout_with_real_figures() -> No
         await pilot.pause()
         assert table.virtual_size.width <= 78
         assert j_per_token(table, "minicpm5_2b_gpu_int8") == "charging"
+
+
+def arm_cell(table: ArmsTable, arm: str) -> str:
+    return table.get_row(arm)[0].plain
+
+
+async def test_the_arm_cell_shows_a_status_that_is_not_done() -> None:
+    """Beside the name: failed by the watchdog, aborted; the arm running now (no END yet) is
+    not called incomplete until another arm takes over."""
+    from anemon.events import EndEvent, ErrorEvent, MarkerEvent
+
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="hung"), trial(1, "hung")])
+        tables = list(app.query(ArmsTable))
+        for table in tables:
+            table.show(session)
+        await pilot.pause()
+        assert [arm_cell(table, "hung") for table in tables] == ["hung", "hung"]
+        later: list[Event] = [
+            ErrorEvent(t=400, wall=400, arm="hung", source="controller", message="no trial",
+                       line="anemon: ERROR: no trial"),
+            StartEvent(t=500, wall=500, arm="ok"), trial(501, "ok"),
+            EndEvent(t=502, wall=502, arm="ok", reason="done"),
+            StartEvent(t=600, wall=600, arm="stopped"), trial(601, "stopped"),
+            trial(602, "stopped"), MarkerEvent(t=603, wall=603, note="abort arm"),
+        ]  # fmt: skip
+        for event in later:
+            session.add(event)
+        for table in tables:
+            table.show(session)
+        await pilot.pause()
+        for table in tables:
+            assert arm_cell(table, "hung") == "hung (failed after 1 trial)"
+            assert arm_cell(table, "ok") == "ok"
+            assert arm_cell(table, "stopped") == "stopped (aborted after 2 trials)"
+
+
+async def test_an_arm_left_with_no_end_is_incomplete_once_another_runs() -> None:
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1, "a")])
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session)
+        await pilot.pause()
+        assert arm_cell(table, "a") == "a"
+        session.add(StartEvent(t=10, wall=10, arm="b"))
+        table.show(session)
+        await pilot.pause()
+        assert arm_cell(table, "a") == "a (incomplete after 1 trial)"
+        assert arm_cell(table, "b") == "b"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,24 @@ async def test_quitting_a_plan_run_aborts_its_session() -> None:
     assert feed.result.exit_status == 130
     assert "abort session (quit)" in [marker.note for marker in feed.session.markers]
     assert ending.signal is None
+
+
+async def test_the_end_of_a_plan_run_says_where_its_recording_is(tmp_path: Path) -> None:
+    record = tmp_path / "q.jsonl"
+    feed = PlanRun(parse_plan(PLAN.replace("600", "20"), "q.toml"), RealClock(speed=100.0),
+                   record=record)  # fmt: skip
+    assert feed.record == record and not feed.finished
+    app = Dashboard(feed, resolve("default"))
+
+    async def quit_when_done() -> None:
+        while not app.run_over:
+            await asyncio.sleep(0.01)
+        app.exit()
+
+    async with asyncio.timeout(TIMEOUT_S):
+        quitter = asyncio.create_task(quit_when_done())
+        await run_feed(feed, DashboardView(app, headless=True))
+        await quitter
+    assert feed.finished and feed.result is not None and not feed.result.aborted
+    assert app.status.note == f"run done, recording at {record}"
+    assert not app.check_action("abort_arm", ())

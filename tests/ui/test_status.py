@@ -147,3 +147,26 @@ def test_the_phase_line_shows_what_the_operator_is_asked_while_the_queue_waits()
     assert "phase idle: unplug the phone now (battery protocol)" in status_text(session, "x").plain
     session.add(PhaseEvent(t=2.0, wall=0.0, phase="launching", reason="round 2"))
     assert "phase launching │" in status_text(session, "x").plain
+
+
+def test_a_held_queue_is_said_in_the_status_text() -> None:
+    assert "queue held" not in status_text(Session(), "x").plain
+    assert "queue held" in status_text(Session(), "x", held=True).plain
+
+
+async def test_p_shows_queue_held_until_pressed_again(make_app: MakeApp) -> None:
+    from .helpers import CallLog, live_feed
+
+    app = make_app(feed=live_feed(CallLog()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.query_one(StatusLine)
+        await pilot.press("p")
+        await pilot.pause()
+        assert "queue held" in str(status.render())
+        app.feed.session.add(TextEvent(t=1.0, wall=0.0, line="later"))  # it lasts
+        app.redraw(force=True)
+        await pilot.pause()
+        assert "queue held" in str(status.render())
+        await pilot.press("p")
+        await pilot.pause()
+        assert "queue held" not in str(status.render())

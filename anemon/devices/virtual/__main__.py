@@ -2,8 +2,9 @@
 
 Runs the simulated phone with the bench app launched on one arm, in real time (or faster with
 --speed), and prints the `USBMUXD_SOCKET_ADDRESS` to export so that anemon's pymobiledevice3
-backend (or the pymobiledevice3 command line) talks to it, and the address its lockdownd
-answers on over the network (`--connect network --host 127.0.0.1:PORT`). Ctrl-C stops it.
+backend (or the pymobiledevice3 command line) talks to it, the address its lockdownd answers
+on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
+(`--console PROCESS`, instead of `--bundle`/`--log`). Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ async def serve(args: argparse.Namespace) -> None:
         print(
             f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {args.bundle} "
             f"writes Documents/sustain/bench.log; over the network: "
-            f"--connect network --host {net.address}",
+            f"--connect network --host {net.address}; its console: "
+            f"--console {phone.os_trace.process.name}",
             file=sys.stderr,
             flush=True,
         )
