@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -156,32 +156,51 @@ class SummaryTable:
 
     def table(self, width: int) -> Table:
         names = table_columns(self.summaries)
-        rows = table_rows(self.summaries)
-        shown = list(range(len(names)))
+        return fit_table(
+            names, table_rows(self.summaries), width, DROP_ORDER,
+            title=self.title, notes=footnotes(self.summaries, self.device),
+            left=(names[0], STATUS),
+        )  # fmt: skip
+
+
+def fit_table(
+    names: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    drop_order: Sequence[str],
+    *,
+    title: str | None = None,
+    notes: Sequence[str] = (),
+    left: Collection[str] = (),
+) -> Table:
+    """A rich table of `rows` within `width` that never cuts a cell's word or number: cells
+    are broken in two at a space, else the columns of `drop_order` are dropped, first the
+    first, and the caption says which ("not shown (too narrow): ..."), after `notes`. Columns
+    named in `left` are left-justified, the others right. Cells and title are `Text`: names
+    and paths are data, never markup."""
+    shown = list(range(len(names)))
+    widths = _fit(names, rows, shown, width)
+    droppable = [names.index(n) for n in drop_order if n in names]
+    while widths is None and any(i in shown for i in droppable):
+        shown.remove(next(i for i in droppable if i in shown))
         widths = _fit(names, rows, shown, width)
-        while widths is None and any(names.index(n) in shown for n in DROP_ORDER):
-            drop = next(n for n in DROP_ORDER if names.index(n) in shown)
-            shown.remove(names.index(drop))
-            widths = _fit(names, rows, shown, width)
-        notes = footnotes(self.summaries, self.device)
-        dropped = [names[i] for i in range(len(names)) if i not in shown]
-        if dropped:
-            notes.append("not shown (too narrow): " + ", ".join(dropped))
-        # cells and title are `Text`: arm names and paths are data, never markup
-        table = Table(
-            title=Text(self.title) if self.title else None,
-            caption=Text("\n".join(notes)) if notes else None,
-            header_style="bold",
-            caption_justify="left",
+    captions = list(notes)
+    dropped = [names[i] for i in range(len(names)) if i not in shown]
+    if dropped:
+        captions.append("not shown (too narrow): " + ", ".join(dropped))
+    table = Table(
+        title=Text(title) if title else None,
+        caption=Text("\n".join(captions)) if captions else None,
+        header_style="bold",
+        caption_justify="left",
+    )
+    for i, w in zip(shown, widths or [None] * len(shown), strict=True):
+        table.add_column(
+            names[i], justify="left" if names[i] in left else "right", width=w, overflow="fold"
         )
-        for i, w in zip(shown, widths or [None] * len(shown), strict=True):
-            left = i == 0 or names[i] == STATUS
-            table.add_column(
-                names[i], justify="left" if left else "right", width=w, overflow="fold"
-            )
-        for row in rows:
-            table.add_row(*(Text(row[i]) for i in shown))
-        return table
+    for row in rows:
+        table.add_row(*(Text(row[i]) for i in shown))
+    return table
 
 
 def rich_table(

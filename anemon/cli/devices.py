@@ -4,7 +4,8 @@ Per device: name, udid, OS, battery %, charging, battery temperature, device pow
 total disk. devicectl reads none of these; for power, the table's column and the JSON's
 `power_note` say so ("not readable with devicectl"). With `all`, a backend that cannot answer
 (no usbmuxd, no xcrun) is reported as unavailable instead of failing the command; asked for by
-name, its error is the command's error.
+name, its error is the command's error. At the terminal's width no name, udid or number is
+cut: the least important columns are dropped first and named under the table.
 """
 
 from __future__ import annotations
@@ -14,8 +15,13 @@ import asyncio
 import json
 import sys
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.table import Table
 
 BACKENDS = ("sim", "pymobiledevice3", "devicectl")
 NO_POWER_DEVICECTL = "not readable with devicectl"
@@ -158,21 +164,34 @@ def _status(result: BackendResult) -> str:
     return f"unavailable: {result.unavailable}" if result.unavailable else "ok"
 
 
-def _print_table(results: list[BackendResult]) -> None:
-    from rich.table import Table
-    from rich.text import Text
+COLUMNS = ("backend", "name", "udid", "OS", "battery", "charging", "temp", "power", "disk free")
+DROP_ORDER = ("disk free", "temp", "backend", "OS", "charging", "battery", "power")
+"""The columns a narrow terminal loses first (a device's name and udid are never dropped)."""
 
+
+@dataclass(frozen=True, slots=True)
+class DevicesTable:
+    """The devices as a rich table laid out for the console's width the way the summary table
+    is (`render.fit_table`): never a name, a udid or a number cut; columns dropped (DROP_ORDER)
+    and said so under the table."""
+
+    rows: list[DeviceRow]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)
+
+    def table(self, width: int) -> Table:
+        from anemon.analysis.render import fit_table
+
+        cells = [(r.backend, r.name, r.udid, r.os, *_readings(r)) for r in self.rows]
+        return fit_table(COLUMNS, cells, width, DROP_ORDER, title="Devices", left=COLUMNS)
+
+
+def _print_table(results: list[BackendResult]) -> None:
     from anemon.headless import make_console
 
-    table = Table(title="Devices")
-    columns = ("backend", "name", "udid", "OS", "battery", "charging", "temp", "power", "disk free")
-    for column in columns:
-        table.add_column(column)
-    for row in (row for result in results for row in result.rows):
-        cells = (row.backend, row.name, row.udid, row.os, *_readings(row))
-        table.add_row(*(Text(cell) for cell in cells))  # Text: device names are data
     console = make_console()
-    console.print(table)
+    console.print(DevicesTable([row for result in results for row in result.rows]))
     for result in results:
         if result.unavailable:
             print(f"{result.backend}: {_status(result)}", file=sys.stderr)

@@ -105,6 +105,12 @@ class Feed(Protocol):
         ...
 
     @property
+    def status_note(self) -> str | None:
+        """What the source is doing when it has nothing to show yet ("waiting for PATH": the
+        mirror does not exist), for the status line; None: nothing to say."""
+        ...
+
+    @property
     def tag(self) -> str | None:
         """The session's own tag (a plan's, a recording header's); None: the log's START says."""
         ...

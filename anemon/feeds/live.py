@@ -40,6 +40,11 @@ class LiveFeed:
         return self.pipeline.session
 
     @property
+    def status_note(self) -> str | None:
+        """Nothing to say, but where a subclass waits for its source."""
+        return None
+
+    @property
     def clock(self) -> Clock:
         return self.pipeline.clock
 

@@ -51,6 +51,11 @@ class ReplayFeed:
         return self.replay.session
 
     @property
+    def status_note(self) -> None:
+        """A replay waits for nothing."""
+        return None
+
+    @property
     def finished(self) -> bool:
         """Every event has been played."""
         return self.replay.finished

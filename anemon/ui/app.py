@@ -90,9 +90,9 @@ class Dashboard(App[None]):
         """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(
-            self.feed.title, tag=self.feed.tag, reads_power=self.feed.reads_power, id="status"
-        )
+        feed = self.feed
+        yield StatusLine(feed.title, tag=feed.tag, reads_power=feed.reads_power,
+                         status_note=lambda: feed.status_note, id="status")  # fmt: skip
         yield Timeline(self.feed.replay, id="timeline")
         with Vertical(id="body"):
             yield Charts(MAIN_CHARTS, id="charts")

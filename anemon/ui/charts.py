@@ -408,6 +408,18 @@ class Chart(PlotWidget, can_focus=False):
         box = self._scale_rectangle  # private in textual-plot: the axes are drawn around it
         return to_cells(x, y, (self._x_min, self._x_max, self._y_min, self._y_max), box)
 
+    def get_pixel_from_coordinate(self, x: FloatScalar, y: FloatScalar) -> tuple[int, int]:
+        """Data → canvas cell, as the lines are drawn: a tick labels the row its value's
+        points land on (textual-plot's own mapping differs by up to a row, so on a short
+        thermal chart a state's line could lie on the row of the next state's name).
+
+        textual-plot moves a tick at y = min down a row (its mapping puts y = min on the
+        axis line, ours in the row above it): one row up here, so it stays on the points.
+        """
+        cx, cy = self.get_hires_pixel_from_coordinate(x, y)
+        row = math.floor(cy)
+        return math.floor(cx), row - 1 if y == self._y_min else row
+
 
 SUBTITLE_ROOM = 6
 """Cells of the bottom border a subtitle leaves: its corners and the space around it."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
-from anemon.events import thermal_name
+from anemon.events import RecordEvent, thermal_name
 from anemon.store import Session
 from anemon.ui.series import charging_text, clock, column
 
@@ -81,19 +83,22 @@ def status_text(
     *,
     held: bool = False,
     note: str | None = None,
+    waiting: str | None = None,
 ) -> Text:
     """All from the Session (never the wall clock): replays and snapshots agree.
 
     `tag` is the session's own (a recording's plan); without one, the latest START's. With a
     `width`, the parts are packed into lines of that width, none cut in two. `held`: the
     operator holds the run's queue (`p`), said for as long as it lasts. `note`: the app's own
-    last word (the run is done), after the rest.
+    last word (the run is done), after the rest. `waiting`: the feed's `status_note` ("waiting
+    for PATH"), said after the title while the session has no record event.
     """
     tag = tag or session_tag(session)
     elapsed = session.last_t - session.first_t if session.first_t is not None else 0.0
     battery = session.battery.last()
     parts: list[Text | str] = [
         Text(title, style="bold"),
+        *([Text(waiting, style="bold yellow")] if waiting and not has_records(session) else []),
         f"tag {tag or '—'}",
         Text(phase_text(session)),
         Text.assemble("arm ", (session.current_arm or "—", "bold")),
@@ -114,6 +119,11 @@ def status_text(
         text.append("\n")
         text.append_text(cooldown_text(session))
     return text
+
+
+def has_records(session: Session) -> bool:
+    """Whether any line of the log has been read into the session."""
+    return bool(session.arms) or any(isinstance(e, RecordEvent) for e in session.log)
 
 
 SEPARATOR = " │ "
@@ -159,6 +169,7 @@ class StatusLine(Static):
         *,
         tag: str | None = None,
         reads_power: bool | None = None,
+        status_note: Callable[[], str | None] = lambda: None,
         id: str | None = None,  # noqa: A002 (Textual)
     ) -> None:
         super().__init__(id=id)
@@ -166,6 +177,8 @@ class StatusLine(Static):
         self.feed_title = title
         self.tag = tag
         self.reads_power = reads_power
+        self.status_note = status_note
+        """The feed's own word on its state ("waiting for PATH"), read at every draw."""
         self.held = False
         """The run's queue is held (the app says so: `p`)."""
         self.note: str | None = None
@@ -176,12 +189,14 @@ class StatusLine(Static):
         self.session: Session | None = None
 
     def show(self, session: Session) -> None:
-        key = (id(session), session.version, self.held, self.note)
+        waiting = self.status_note()
+        key = (id(session), session.version, self.held, self.note, waiting)
         if key != self.drawn:
             self.drawn, self.session = key, session
             width = self.content_size.width
             text = status_text(session, self.feed_title, self.tag, width or None,
-                               self.reads_power, held=self.held, note=self.note)  # fmt: skip
+                               self.reads_power, held=self.held, note=self.note,
+                               waiting=waiting)  # fmt: skip
             # new watts every second: lay the screen out again only if the height changes
             shape = (width, len(text.wrap(self.app.console, width))) if width else None
             self.update(text, layout=shape is None or shape != self.shape)

@@ -126,3 +126,54 @@ def test_devicectl_says_it_cannot_read_power(
     assert device["power_note"] == "not readable with devicectl"
     assert run_cli(["devices", "--backend", "devicectl"]) == 0
     assert "not readable with devicectl" in capsys.readouterr().out
+
+
+def _shown(width: int) -> str:
+    from rich.console import Console
+
+    from anemon.cli.devices import DeviceRow, DevicesTable
+
+    rows = [
+        DeviceRow("pymobiledevice3", "Lab iPhone 15 Pro", "00008130-001A2B3C4D5E6F70", "17.5.1",
+                  "iPhone16,1", 87.0, True, True, 31.2, 4.921, 38.5, 128.0),
+        DeviceRow("devicectl", "Bench phone", "00008110-000E1D2C3B4A5968", "18.0", "iPhone14,2",
+                  None, None, None, None, None, None, None,
+                  power_note="not readable with devicectl"),
+    ]  # fmt: skip
+    console = Console(width=width, record=True, color_system=None)
+    console.print(DevicesTable(rows))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    return text
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_the_table_never_cuts_a_name_a_udid_or_a_number(width: int) -> None:
+    text = _shown(width)
+    # a name may be broken in two at a space, never inside a word
+    words = text.split()
+    whole = ("00008130-001A2B3C4D5E6F70", "00008110-000E1D2C3B4A5968", "Lab", "iPhone", "15",
+             "Pro", "Bench", "phone", "4.92")  # fmt: skip
+    assert [cell for cell in whole if cell not in words] == []
+
+
+@pytest.mark.parametrize(
+    ("width", "dropped"),
+    [
+        (60, "backend, OS, battery, charging, temp, disk free"),
+        (80, "backend, OS, temp, disk free"),
+        (120, "disk free"),
+    ],
+)
+def test_a_narrow_terminal_drops_the_least_important_columns_first_and_says_which(
+    width: int, dropped: str
+) -> None:
+    text = _shown(width)
+    said = " ".join(text.split("not shown (too narrow): ")[1].split())
+    assert said == dropped
+    assert "4.92 W" in text  # power stays longest
+
+
+def test_a_table_that_fits_drops_nothing() -> None:
+    text = _shown(200)
+    assert "not shown" not in text and "38.5 / 128 GB" in text

@@ -15,7 +15,7 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual_hires_canvas import Canvas
 
-from anemon.events import EndEvent, StartEvent, TelemetryEvent, TrialEvent
+from anemon.events import THERMAL_NAMES, EndEvent, StartEvent, TelemetryEvent, TrialEvent
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard, is_shown
@@ -297,3 +297,67 @@ async def test_a_strip_is_redrawn_only_when_what_it_shows_changed(make_app: Make
         assert not decode.draw(feed.session)
         feed.pipeline.emit(TrialEvent(t=3.0, wall=3.0, arm="a", trial=2, decode_tps=49.0))
         assert decode.draw(feed.session)
+
+
+def braille_past_the_right_axis(app: Dashboard, chart: Chart) -> list[str]:
+    """Braille cells on screen, in `chart`'s region, at or right of its right axis line."""
+    strips = app.screen._compositor.render_strips()  # what the terminal shows
+    region = chart.content_region
+    rows = ["".join(seg.text for seg in strips[y])[region.x : region.right] for y in
+            range(region.y, region.bottom)]  # fmt: skip
+    axis = max(row.rfind(c) for row in rows for c in "┓┛┫┣┳┻╋")
+    assert axis > 0, f"{chart.id}: no right axis in {rows}"
+    return [f"{chart.id} row {y}: {row[axis:]!r}" for y, row in enumerate(rows)
+            if any(is_braille(c) for c in row[axis:])]  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [(120, 40), (100, 30), (137, 43), (90, 32)])
+async def test_a_point_at_the_x_limit_is_drawn_left_of_the_right_axis(
+    make_app: MakeApp, size: tuple[int, int]
+) -> None:
+    """The last points land exactly on the x limit (thermal steps to the session's end; a
+    trial is the session's last event): drawn in the last column inside the axes."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    for t in range(1, 601):
+        add(TelemetryEvent(t=float(t), wall=0.0, power_w=3.0 + t % 7, battery=90.0 - t / 60,
+                           free_gb=30.0 - t / 100, plugged=False))  # fmt: skip
+    for n, t in enumerate(range(5, 601, 5), start=1):
+        add(TrialEvent(t=float(t), wall=0.0, arm="a", trial=n, decode_tps=50.0 + n % 9,
+                       prompt_tps=900.0 + n % 5, thermal=min(3, n // 30)))  # fmt: skip
+    app = make_app(feed=feed)
+    async with app.run_test(size=size) as pilot:
+        await draw_all(pilot)
+        charts = shown_charts(app)
+        assert charts
+        for chart in charts:
+            ends = [float(d.x.max()) for d in chart._datasets if len(d.x)]
+            assert ends and max(ends) == chart._x_max, chart.id
+        assert [p for c in charts for p in braille_past_the_right_axis(app, c)] == []
+        assert [p for c in charts for p in problems(c)] == []
+
+
+@pytest.mark.parametrize("height", [36, 38, 40, 46])  # 4+ rows inside the axes
+async def test_a_thermal_state_is_drawn_on_the_row_of_its_name(
+    make_app: MakeApp, height: int
+) -> None:
+    """Tick labels use the mapping the lines are drawn with: at small heights too."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    for n in range(1, 41):
+        add(TrialEvent(t=float(5 * n), wall=0.0, arm="a", trial=n, decode_tps=50.0,
+                       thermal=(n // 10) % 4))  # fmt: skip
+    app = make_app(feed=feed)
+    async with app.run_test(size=(120, height)) as pilot:
+        await draw_all(pilot)
+        thermal = app.query_one("#thermal", Chart)
+        margin = thermal.query_one("#margin-left", Canvas)
+        width = margin.size.width
+        for state, name in enumerate(THERMAL_NAMES):
+            _, y = thermal.get_hires_pixel_from_coordinate(0.0, float(state))
+            row = floor(y)
+            label = "".join(margin.get_pixel(x, row)[0] for x in range(width)).strip()
+            assert label == name, (state, row)
+        assert problems(thermal) == []

@@ -170,3 +170,29 @@ async def test_p_shows_queue_held_until_pressed_again(make_app: MakeApp) -> None
         await pilot.press("p")
         await pilot.pause()
         assert "queue held" not in str(status.render())
+
+
+def test_waiting_is_said_only_while_no_line_has_been_read() -> None:
+    session = Session()
+    assert "waiting for m.log" in status_text(session, "m.log", waiting="waiting for m.log").plain
+    session.add(start("a", 1.0, None))
+    assert "waiting" not in status_text(session, "m.log", waiting="waiting for m.log").plain
+
+
+async def test_the_dashboard_says_it_waits_for_a_missing_mirror(
+    make_app: MakeApp, tmp_path: Path
+) -> None:
+    from anemon.feeds.mirror import MirrorFeed
+    from anemon.pipeline import Pipeline
+
+    path = tmp_path / "later.log"
+    app = make_app(feed=MirrorFeed(path, Pipeline()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert f"waiting for {path}" in str(app.query_one(StatusLine).render())
+        path.write_text("")
+        app.feed.pipeline.emit(start("a", 1.0, None))  # a line read
+        app.redraw(force=True)
+        await pilot.pause()
+        assert "waiting for" not in str(app.query_one(StatusLine).render())
