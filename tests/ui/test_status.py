@@ -107,6 +107,8 @@ async def test_new_watts_every_second_lay_the_screen_out_only_when_the_height_ch
         session.add(TextEvent(t=1e4 + 2, wall=0.0, arm="x" * 60, line="a long arm name"))
         status.show(session)
         assert layouts == [False, False, True]
+        # the log panel's own size worker (a thread) must end before the app does
+        await app.workers.wait_for_complete()
 
 
 def test_the_parts_are_packed_into_lines_none_cut_in_two() -> None:
