@@ -1,6 +1,8 @@
 """Headless progress: one plain line per event worth a line, then the summary table (rich).
 
-For SSH, scripts and CI. Log text is data: everything goes out as rich `Text`, never markup.
+For SSH, scripts and CI. Log text is data: everything goes out as rich `Text`, never markup,
+with its control characters escaped (anemon.text.printable): a log line's ESC never reaches the
+terminal.
 `run_headless` runs a feed this way, through the one lifecycle (anemon/feeds/lifecycle.py).
 """
 
@@ -31,6 +33,7 @@ from anemon.events import (
 from anemon.feeds import Feed
 from anemon.feeds.lifecycle import Ending, run_feed_sync
 from anemon.store import Session
+from anemon.text import printable
 
 PIPE_WIDTH = 160
 """Console width when output is not a terminal (rich's 80 would fold the summary table)."""
@@ -91,8 +94,8 @@ class HeadlessView:
         style, describe = entry
         line = Text(f"{event.t:8.1f}s ", style="dim")
         if event.arm:
-            line.append(f"{event.arm}  ", style="bold")
-        line.append(describe(event), style=style)
+            line.append(f"{printable(event.arm)}  ", style="bold")
+        line.append(printable(describe(event)), style=style)
         self.console.print(line, soft_wrap=True)
 
     def _due(self, event: Event) -> bool:

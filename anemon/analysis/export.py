@@ -6,17 +6,24 @@ import dataclasses
 import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from anemon.analysis.summary import trials_frame
 from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.store import Session
+from anemon.text import printable
 
 FORMATS = ("csv", "parquet", "json", "md")
 _INT_COLUMNS = ("trial", "round", "gen")
 _BOOL_COLUMNS = ("warmup", "charging", "plugged")
 _FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w")
+_MAX_EXACT = 2**53
+"""The largest whole number a float64 column holds exactly: counts beyond it are not counts
+(the parser's ranges keep them far below), and they could overflow an int64 cast."""
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+"""A CSV cell starting with one of these is run as a formula by a spreadsheet."""
 
 
 def export_frame(session: Session) -> pd.DataFrame:
@@ -56,11 +63,20 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
             table[column] = table[column].map(_flag).astype("boolean")
     for column in _INT_COLUMNS:
         if column in table:
-            table[column] = table[column].astype("Int64")
+            table[column] = _whole_numbers(table[column])
     for column in _FLOAT_COLUMNS:
         if column in table:
             table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64")
     return table
+
+
+def _whole_numbers(column: pd.Series) -> pd.Series:
+    """A nullable Int64 column: a value that is not a finite whole number of safe size is
+    missing, so the cast can never overflow or refuse."""
+    values = pd.to_numeric(column, errors="coerce").astype("float64")
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(values) & (values.abs() <= _MAX_EXACT) & (values == np.round(values))
+    return values.where(whole).astype("Int64")
 
 
 def _flag(value: object) -> bool | None:
@@ -78,7 +94,7 @@ def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
         _write_parquet(table, out)
         return None
     if fmt == "csv":
-        text = table.to_csv(index=False)
+        text = csv_safe(table).to_csv(index=False)
     elif fmt == "json":
         text = table.to_json(orient="records", indent=1) + "\n"
     else:
@@ -101,11 +117,40 @@ def _write_parquet(table: pd.DataFrame, out: Path | None) -> None:
     table.to_parquet(out, index=False)
 
 
+def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its text cells made inert: control characters escaped (CSV goes to a
+    terminal when there is no -o), and a cell a spreadsheet would run as a formula prefixed
+    with a quote. Numbers stay numbers: -3.5 in a numeric column is not a formula."""
+    text_columns = [c for c in table.columns if _is_text(table[c])]
+    if not text_columns:
+        return table
+    safe = table.copy()
+    for column in text_columns:
+        safe[column] = safe[column].map(_csv_cell)
+    return safe
+
+
+def _is_text(column: pd.Series) -> bool:
+    """Text or mixed cells (pandas 3 gives text its own `str` dtype, older ones `object`)."""
+    return column.dtype == object or pd.api.types.is_string_dtype(column.dtype)
+
+
+def _csv_cell(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    return "'" + printable(value) if value.startswith(_FORMULA) else printable(value)
+
+
 def _markdown(table: pd.DataFrame) -> str:
+    """A Markdown table; each cell literal text: control characters escaped, `|` too."""
     buffer = io.StringIO()
-    columns = [str(c) for c in table.columns]
+    columns = [_md_cell(c) for c in table.columns]
     buffer.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
     for row in table.itertuples(index=False):
-        cells = ("" if pd.isna(v) else str(v).replace("|", "\\|") for v in row)
+        cells = ("" if pd.isna(v) else _md_cell(v) for v in row)
         buffer.write("| " + " | ".join(cells) + " |\n")
     return buffer.getvalue()
+
+
+def _md_cell(value: object) -> str:
+    return printable(str(value)).replace("|", "\\|")

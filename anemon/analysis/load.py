@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from anemon.errors import NoRecordsError
-from anemon.recording.reader import LineWarning, open_source
+from anemon.recording.reader import LineWarning, SourceReader, open_source
 from anemon.store import Session
 
 BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
@@ -29,11 +29,16 @@ class Loaded:
 
 def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
     """Each SOURCE's session, in order; NoRecordsError for one without a bench record."""
-    readers = [open_source(path) for path in paths]
-    for reader in readers:
-        session = Session.from_events(reader)
-        if not any(session.counts[kind] for kind in BENCH_KINDS):
-            raise NoRecordsError(f"no bench records in {reader.path}")
-        yield Loaded(
-            reader.path, session, reader.warnings, reader.device_kind, tuple(reader.listed)
-        )
+    readers: list[SourceReader] = []
+    try:
+        readers.extend(open_source(path) for path in paths)
+        for reader in readers:
+            session = Session.from_events(reader)
+            if not any(session.counts[kind] for kind in BENCH_KINDS):
+                raise NoRecordsError(f"no bench records in {reader.path}")
+            yield Loaded(
+                reader.path, session, reader.warnings, reader.device_kind, tuple(reader.listed)
+            )
+    finally:  # a later SOURCE refused: the earlier ones' streams are closed, not left to gc
+        for reader in readers:
+            reader.close()

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from anemon.analysis.export import csv_safe
 from anemon.analysis.summary import NO_END, ArmSummary
+from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.devices import reads_power
 from anemon.events import thermal_name
+from anemon.text import printable
 
 COLUMNS = (
     "arm",
@@ -22,17 +27,25 @@ COLUMNS = (
     "tokens",
     "decode mean",
     "first 3 → last 3",
+    "burst → sust",
+    "retained",
+    "fade −10/25/50 %",
     "min / max",
     "prefill mean",
     "thermal",
     "serious at",
+    "serious share",
+    "cooldown",
     "battery",
     "errors",
     "W mean",
     "J/token",
 )
 DROP_ORDER = (
+    "fade −10/25/50 %",
     "min / max",
+    "serious share",
+    "cooldown",
     "serious at",
     "prefill mean",
     "battery",
@@ -41,7 +54,9 @@ DROP_ORDER = (
     "errors",
     "W mean",
     "trials",
+    "retained",
     "thermal",
+    "burst → sust",
     "decode mean",
     "J/token",
 )
@@ -77,20 +92,33 @@ def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
     energy notes in fewer words, for the live table)."""
     thermal = f"{thermal_name(s.thermal_start) or '—'} → {thermal_name(s.thermal_end) or '—'}"
     return (
-        s.arm,
+        printable(s.arm),  # the log's text: its control characters escaped
         str(s.trials),
         f"{s.tokens:,}",
         per_round(s, lambda x: x.decode_mean, 1),
         f"{fmt(s.decode_first3)} → {fmt(s.decode_last3)}",
+        burst_to_sustained(s.burst_tps, s.sustained_tps),
+        retained_cell(s.retained_pct),
+        fade_cell(s),
         f"{fmt(s.decode_min)} / {fmt(s.decode_max)}",
         per_round(s, lambda x: x.prefill_mean, 0),
         thermal,
         "—" if s.serious_at_s is None else f"{s.serious_at_s:.0f} s",
+        "—" if s.serious_frac is None else f"{100 * s.serious_frac:.0f} %",
+        "—" if s.cooldown_s is None else f"{s.cooldown_s:.0f} s",
         f"{fmt(s.battery_start, 0)} → {fmt(s.battery_end, 0)} %",
         str(s.errors),
         fmt(s.power_w_mean, 2),
         j_per_token(s, short),
     )
+
+
+def fade_cell(s: ArmSummary) -> str:
+    """When decode fell 10, 25 and 50 % below the burst: "93 / 170 / — s"."""
+    times = (s.fade_10_s, s.fade_25_s, s.fade_50_s)
+    if all(t is None for t in times):
+        return "—"
+    return " / ".join("—" if t is None else f"{t:.0f}" for t in times) + " s"
 
 
 STATUS = "status"
@@ -112,7 +140,7 @@ def status_notes(summaries: Sequence[ArmSummary]) -> list[str]:
     """One line per arm that is not done: its name, its status, and the reason in words
     (none for a plain "incomplete": its status cell says it all)."""
     return [
-        f"{s.arm} {s.status}" + (f": {s.status_reason}" if s.status_reason else "")
+        printable(f"{s.arm} {s.status}" + (f": {s.status_reason}" if s.status_reason else ""))
         for s in summaries
         if s.status != "done" and not (s.status == "incomplete" and s.status_reason == NO_END)
     ]
@@ -145,22 +173,51 @@ def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> lis
 @dataclass(frozen=True, slots=True)
 class SummaryTable:
     """The rich table, laid out at print time for the console's width: it never cuts an arm
-    name or a number; it breaks cells in two at a space, else drops columns (DROP_ORDER)."""
+    name or a number. It breaks cells in two at a space, else drops columns (DROP_ORDER);
+    when even that fails, or would drop more than half the columns, it folds into one
+    key/value block per arm (`arm_blocks`)."""
 
     summaries: Sequence[ArmSummary]
     title: str | None = None
     device: str | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield self.table(options.max_width)
+        yield self.layout(options.max_width)
+
+    def layout(self, width: int) -> RenderableType:
+        """The table at `width`, or the per-arm blocks if the table would say too little."""
+        names = table_columns(self.summaries)
+        rows = table_rows(self.summaries)
+        shown, widths = fit_columns(names, rows, width, DROP_ORDER)
+        if widths is None or len(names) - len(shown) > len(names) / 2:
+            return arm_blocks(names, rows, title=self.title, notes=self.notes)
+        return self.table(width)
 
     def table(self, width: int) -> Table:
         names = table_columns(self.summaries)
         return fit_table(
             names, table_rows(self.summaries), width, DROP_ORDER,
-            title=self.title, notes=footnotes(self.summaries, self.device),
-            left=(names[0], STATUS),
+            title=self.title, notes=self.notes, left=(names[0], STATUS),
         )  # fmt: skip
+
+    @property
+    def notes(self) -> list[str]:
+        return footnotes(self.summaries, self.device)
+
+
+def fit_columns(
+    names: Sequence[str], rows: Sequence[Sequence[str]], width: int, drop_order: Sequence[str]
+) -> tuple[list[int], list[int | None] | None]:
+    """The columns shown (indices into `names`) within `width`, the columns of `drop_order`
+    dropped first to last until the rest fit, and their content widths (`_fit`); widths None
+    when not even the columns that are never dropped fit."""
+    shown = list(range(len(names)))
+    widths = _fit(names, rows, shown, width)
+    droppable = [names.index(n) for n in drop_order if n in names]
+    while widths is None and any(i in shown for i in droppable):
+        shown.remove(next(i for i in droppable if i in shown))
+        widths = _fit(names, rows, shown, width)
+    return shown, widths
 
 
 def fit_table(
@@ -178,18 +235,13 @@ def fit_table(
     first, and the caption says which ("not shown (too narrow): ..."), after `notes`. Columns
     named in `left` are left-justified, the others right. Cells and title are `Text`: names
     and paths are data, never markup."""
-    shown = list(range(len(names)))
-    widths = _fit(names, rows, shown, width)
-    droppable = [names.index(n) for n in drop_order if n in names]
-    while widths is None and any(i in shown for i in droppable):
-        shown.remove(next(i for i in droppable if i in shown))
-        widths = _fit(names, rows, shown, width)
+    shown, widths = fit_columns(names, rows, width, drop_order)
     captions = list(notes)
     dropped = [names[i] for i in range(len(names)) if i not in shown]
     if dropped:
         captions.append("not shown (too narrow): " + ", ".join(dropped))
     table = Table(
-        title=Text(title) if title else None,
+        title=Text(printable(title)) if title else None,
         caption=Text("\n".join(captions)) if captions else None,
         header_style="bold",
         caption_justify="left",
@@ -201,6 +253,32 @@ def fit_table(
     for row in rows:
         table.add_row(*(Text(row[i]) for i in shown))
     return table
+
+
+def arm_blocks(
+    names: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    notes: Sequence[str] = (),
+) -> Group:
+    """The folded form, for a terminal too narrow for the table: one two-column block per
+    row, titled with its first cell (the arm), every other column as a key and its value.
+    Nothing is dropped; a value wider than the terminal wraps at its spaces, else folds onto
+    the next line (never cut with an ellipsis)."""
+    parts: list[RenderableType] = []
+    if title:
+        parts.append(Text(printable(title), style="bold", overflow="fold"))
+    for row in rows:
+        block = Table(box=None, show_header=False, padding=(0, 0, 0, 2))
+        block.add_column(no_wrap=True)
+        block.add_column(overflow="fold")
+        for name, value in zip(names[1:], row[1:], strict=True):
+            block.add_row(Text(name, style="bold"), Text(value))
+        parts += [Text(""), Text(row[0], style="bold", overflow="fold"), block]
+    if notes:
+        parts += [Text(""), Text("\n".join(notes), overflow="fold")]
+    return Group(*parts)
 
 
 def rich_table(
@@ -242,13 +320,15 @@ def _column(names: Sequence[str], rows: Sequence[Sequence[str]], i: int) -> Iter
         yield row[i]
 
 
+@functools.lru_cache(maxsize=4096)
 def _two_lines(text: str) -> int:
-    """The narrowest width that holds `text` in two lines broken at one of its spaces."""
-    words = text.split(" ")
-    best = cell_len(text)
-    for cut in range(1, len(words)):
-        left, right = " ".join(words[:cut]), " ".join(words[cut:])
-        best = min(best, max(cell_len(left), cell_len(right)))
+    """The narrowest width that holds `text` in two lines broken at one of its spaces (linear
+    in its length: a log's text can be long; cached: `fit_columns` asks again per try)."""
+    total = cell_len(text)
+    best, left = total, -1
+    for word in text.split(" ")[:-1]:
+        left += cell_len(word) + 1  # the line up to this word, without the space after it
+        best = min(best, max(left, total - left - 1))
     return best
 
 
@@ -278,17 +358,37 @@ def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
 
 def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
     """One table per SOURCE under a `### SOURCE` title, a blank line between them."""
-    return "\n".join(f"### {s.source}\n\n" + markdown(s.summaries, s.device) for s in sources)
+    return "\n".join(
+        f"### {printable(s.source)}\n\n" + markdown(s.summaries, s.device) for s in sources
+    )
+
+
+def finite(value: object) -> object:
+    """`value` with every NaN or infinity (in lists and dicts too) as None: strict JSON has
+    no such numbers, and a reader would choke on Python's `NaN`."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(item) for item in value]
+    return value
+
+
+def strict_json(value: object) -> str:
+    """Strict JSON (no NaN, no Infinity: they become null), indented, one document."""
+    return json.dumps(finite(value), indent=2, allow_nan=False) + "\n"
 
 
 def to_json(summaries: Sequence[ArmSummary]) -> str:
-    return json.dumps([s.to_json() for s in summaries], indent=2) + "\n"
+    return strict_json([s.to_json() for s in summaries])
 
 
 def to_json_of_sources(sources: Sequence[SourceSummaries]) -> str:
     """ONE list of per-arm objects, each with its `source` first, however many SOURCEs."""
-    rows = [{"source": s.source, **arm.to_json()} for s in sources for arm in s.summaries]
-    return json.dumps(rows, indent=2) + "\n"
+    return strict_json(
+        [{"source": s.source, **arm.to_json()} for s in sources for arm in s.summaries]
+    )
 
 
 def _csv_row(s: ArmSummary) -> dict[str, object]:
@@ -303,10 +403,10 @@ def _csv_row(s: ArmSummary) -> dict[str, object]:
 
 def to_csv(summaries: Sequence[ArmSummary]) -> str:
     """Flat rows: the spec's keys, with `rounds` as the number of launches and their means."""
-    return pd.DataFrame([_csv_row(s) for s in summaries]).to_csv(index=False)
+    return csv_safe(pd.DataFrame([_csv_row(s) for s in summaries])).to_csv(index=False)
 
 
 def to_csv_of_sources(sources: Sequence[SourceSummaries]) -> str:
     """One header, `source` the first column, then the rows of to_csv for every SOURCE."""
     rows = [{"source": s.source, **_csv_row(arm)} for s in sources for arm in s.summaries]
-    return pd.DataFrame(rows).to_csv(index=False)
+    return csv_safe(pd.DataFrame(rows)).to_csv(index=False)

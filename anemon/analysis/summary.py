@@ -14,11 +14,12 @@ from typing import Literal, SupportsFloat
 import numpy as np
 import pandas as pd
 
+from anemon.analysis.sustained import Sustained, elapsed, first_round, sustained_figures
 from anemon.events import TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 
 SERIOUS = 2
-_SUMMARY_COLUMNS = ("app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
+_SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
 EnergyNote = Literal["charging", "no power samples", "span too short"]
 """Why the energy figures are withheld (line-protocol.md, summary version 2)."""
 PLUGGED_STATES = frozenset({"charging", "full"})
@@ -56,6 +57,14 @@ class ArmSummary:
     battery_start: float | None
     battery_end: float | None
     errors: int
+    burst_tps: float | None
+    sustained_tps: float | None
+    retained_pct: float | None
+    fade_10_s: float | None
+    fade_25_s: float | None
+    fade_50_s: float | None
+    serious_frac: float | None
+    cooldown_s: float | None
     power_w_mean: float | None
     energy_j: float | None
     j_per_token: float | None
@@ -108,6 +117,7 @@ def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = N
     spans = Spans.of(arm) if spans is None else spans
     energy = energy_figures(spans, samples, tokens, battery_start, battery_end)
     status, reason = arm_status(arm)
+    sustained = _sustained(column)
     return ArmSummary(
         arm=arm.name,
         trials=len(column["gen"]),
@@ -124,6 +134,14 @@ def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = N
         battery_start=battery_start,
         battery_end=battery_end,
         errors=arm.errors,
+        burst_tps=sustained.burst_tps,
+        sustained_tps=sustained.sustained_tps,
+        retained_pct=sustained.retained_pct,
+        fade_10_s=sustained.fade_10_s,
+        fade_25_s=sustained.fade_25_s,
+        fade_50_s=sustained.fade_50_s,
+        serious_frac=sustained.serious_frac,
+        cooldown_s=arm.cooldown_s,
         power_w_mean=energy.power_w_mean,
         energy_j=energy.energy_j,
         j_per_token=energy.j_per_token,
@@ -133,6 +151,17 @@ def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = N
         status_reason=reason,
         rounds=_rounds(column, arm.rounds),
     )
+
+
+def _sustained(column: dict[str, np.ndarray]) -> Sustained:
+    """The sustained figures over the arm's first round (its timed trials, in order)."""
+    first = first_round(column["round"])
+    if first.all():
+        one = column  # the common case, one launch: no copies
+    else:
+        one = {name: column[name][first] for name in ("t", "app_t", "decode_tps", "thermal")}
+    el = elapsed(one["app_t"], one["t"])
+    return sustained_figures(el, one["decode_tps"], one["thermal"])
 
 
 def arm_status(arm: ArmSeries) -> tuple[Status, str | None]:

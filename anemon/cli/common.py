@@ -9,10 +9,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from anemon.errors import AnemonError
+from anemon.text import printable
 
 if TYPE_CHECKING:
     from anemon.recording.reader import LineWarning
+    from anemon.recording.writer import Mode, Recorder
 
 INTERRUPTED = 130
 """Exit status when the operator stopped a command (Ctrl-C, SIGTERM, SIGHUP, the abort key)."""
@@ -66,14 +70,66 @@ def add_view_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--headless", action="store_true", help="plain progress on the terminal, no dashboard"
     )
-    parser.add_argument("--layout", metavar="NAME|PATH", default="default", help="dashboard layout")
+    parser.add_argument(
+        "--layout",
+        metavar="NAME|PATH",
+        help="dashboard layout (default: default, or compact in a terminal under 100x32)",
+    )
 
 
-def add_record_options(parser: argparse.ArgumentParser) -> None:
-    """--record FILE / --no-record: live commands record by default."""
+def add_record_options(parser: argparse.ArgumentParser, *, force: bool = True) -> None:
+    """--record FILE / --no-record: live commands record by default; --append / --force say
+    what to do when FILE exists (else it is refused). `force=False`: the command has its own
+    --force, which must then also mean "replace"."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--record", metavar="FILE", type=Path, help="where to record the session")
     group.add_argument("--no-record", action="store_true", help="do not record")
+    parser.add_argument("--append", action="store_true",
+                        help="--record FILE exists: add this session to it")  # fmt: skip
+    if force:
+        parser.add_argument("--force", action="store_true",
+                            help="--record FILE exists: replace it")  # fmt: skip
+
+
+def record_mode(args: argparse.Namespace, *, force_alone: bool = False) -> Mode:
+    """The Recorder's mode from --append / --force; a usage error (exit 2) when they cannot
+    apply. `force_alone`: --force without --record is fine (it means more in that command)."""
+    append, force = getattr(args, "append", False), getattr(args, "force", False)
+    if append and force:
+        raise AnemonError("--append and --force exclude each other: add to FILE, or replace it")
+    if append and args.record is None:
+        raise AnemonError("--append needs --record FILE (the recording to add to)")
+    if force and args.record is None and not force_alone:
+        raise AnemonError("--force needs --record FILE (the recording to replace)")
+    return "append" if append else "replace" if force and args.record is not None else "new"
+
+
+def open_recorder(
+    args: argparse.Namespace,
+    name: str,
+    header: dict[str, Any] | None = None,
+    *,
+    force_alone: bool = False,
+) -> Recorder | None:
+    """The session's recording as the options say: none (--no-record); --record FILE (refused
+    when it exists, unless --append or --force); else a new default name made from `name`
+    (never one already taken). Claimed now; without `header`, `Recorder.begin` writes it."""
+    mode = record_mode(args, force_alone=force_alone)
+    if args.no_record:
+        return None
+    from anemon.recording.writer import Recorder, default_path
+
+    if args.record is None:
+        return Recorder(default_path(name), header, unique=True)
+    return Recorder(args.record, header, mode=mode)
+
+
+def recording_note(recorder: Recorder | None) -> str:
+    """What the command says on stderr before it starts."""
+    if recorder is None:
+        return "not recording (--no-record)"
+    how = "appending to" if recorder.appending else "recording to"
+    return f"{how} {printable(str(recorder.path))}"
 
 
 def add_warnings_option(parser: argparse.ArgumentParser) -> None:

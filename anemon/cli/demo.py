@@ -33,6 +33,8 @@ def demo_plan() -> Plan:
 
 
 def run(args: argparse.Namespace) -> int:
+    from anemon.cli.common import record_mode
     from anemon.cli.run import execute
 
+    record_mode(args)  # here --force only replaces: it needs --record FILE
     return execute(demo_plan(), args, args.speed)

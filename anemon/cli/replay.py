@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.headless:
         from anemon import ui
 
-        ui.resolve(args.layout)  # a bad layout is a usage error before the source is read
+        ui.resolve(
+            args.layout or "default"
+        )  # a bad layout is a usage error before the source is read
     # ReplayFeed.open, keeping the reader for its warnings
     reader = open_source(args.source)
     events = list(reader)

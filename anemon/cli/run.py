@@ -34,9 +34,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", choices=DEVICE_KINDS, help="override the plan's device.kind")
     parser.add_argument("--speed", type=speed, metavar="X|max", help="simulator clock speed")
     parser.add_argument("--force", action="store_true",
-                        help="go on when a check fails (battery protocol)")  # fmt: skip
+                        help="go on when a check fails (battery protocol); with --record FILE "
+                             "that exists: replace it")  # fmt: skip
     add_view_options(parser)
-    add_record_options(parser)
+    add_record_options(parser, force=False)
     parser.set_defaults(handler=run)
 
 
@@ -55,20 +56,28 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float, *, force: bool
     """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status.
 
     `force`: go on when a check fails (the battery protocol's waits time out)."""
+    from anemon.cli.common import open_recorder, record_mode, recording_note
     from anemon.clock import clock_for
     from anemon.feeds.plan import PlanRun
     from anemon.headless import HeadlessView, make_console, run_headless
-    from anemon.recording.writer import default_path
 
-    record = None if args.no_record else (args.record or default_path(plan.tag))
+    record_mode(args, force_alone=True)  # --append/--force that cannot apply: before anything
     if not args.headless:
         from anemon import ui
 
-        ui.resolve(args.layout)  # a bad layout is a usage error before anything starts
+        ui.resolve(args.layout or "default")  # a bad layout is a usage error before anything starts
         if math.isinf(speed_x):
             speed_x = DASHBOARD_MAX_SPEED
-    feed = PlanRun(plan, clock_for(speed_x), record=record, force=force)
-    print(f"recording to {record}" if record else "not recording (--no-record)", file=sys.stderr)
+    # Claimed now (an existing FILE refused before anything starts); the header once the
+    # device has answered.
+    recorder = open_recorder(args, plan.tag, force_alone=True)
+    try:
+        feed = PlanRun(plan, clock_for(speed_x), record=recorder, force=force)
+    except BaseException:
+        if recorder is not None:
+            recorder.close()
+        raise
+    print(recording_note(recorder), file=sys.stderr)
     view = HeadlessView(make_console())
     if args.headless:
         run_headless(feed, view)

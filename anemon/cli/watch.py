@@ -70,7 +70,9 @@ def _watch(args: argparse.Namespace) -> int:
     if not args.headless:
         from anemon import ui
 
-        ui.resolve(args.layout)  # a bad layout is a usage error before anything is recorded
+        ui.resolve(
+            args.layout or "default"
+        )  # a bad layout is a usage error before anything is recorded
     feed = _device_feed(args) if args.device else _mirror_feed(args)
     print(_recording_note(feed), file=sys.stderr)
     from anemon.headless import HeadlessView, run_headless
@@ -115,6 +117,13 @@ def _check(args: argparse.Namespace) -> None:
         raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
     if args.path.is_dir():
         raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
+    if args.path.exists() and not args.path.is_file():
+        # A FIFO (or a device) has no offset to come back to and cannot be re-read: watch
+        # follows a file something refreshes; a pipe's lines are read whole by summary/replay.
+        raise AnemonError(
+            f"{args.path}: not a regular file (a FIFO or a device); watch follows a mirrored "
+            "log file: read a pipe with `anemon summary` or `anemon replay` instead"
+        )
     if args.path.exists():
         from anemon.recording.reader import check_text
 
@@ -125,14 +134,11 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _pipeline(args: argparse.Namespace, name: str, source: str) -> Pipeline:
+    from anemon.cli.common import open_recorder
     from anemon.pipeline import Pipeline
-    from anemon.recording.writer import Recorder, default_path, make_header
+    from anemon.recording.writer import make_header
 
-    recorder = None
-    if not args.no_record:
-        path = args.record or default_path(name)
-        recorder = Recorder(path, make_header(source=source))
-    return Pipeline(recorder=recorder)
+    return Pipeline(recorder=open_recorder(args, name, make_header(source=source)))
 
 
 def _mirror_feed(args: argparse.Namespace) -> MirrorFeed:
@@ -147,6 +153,7 @@ def _device_feed(args: argparse.Namespace) -> OnDevice:
 
     from anemon.devices import real_device
     from anemon.feeds.device import ConsoleFeed, DeviceFeed
+    from anemon.paths import safe_name
 
     device = real_device(
         args.device, args.id, poll_s=args.poll or 2.0,
@@ -155,12 +162,14 @@ def _device_feed(args: argparse.Namespace) -> OnDevice:
     if args.console:
         source = f"{args.device}:{args.bundle}/console:{args.console}"
         return ConsoleFeed(device, args.bundle, args.console, _pipeline(args, args.console, source))
-    mirror = args.mirror or Path(tempfile.mkdtemp(prefix="anemon-mirror-")) / Path(args.log).name
+    log_name = safe_name(Path(args.log).name, "bench.log")  # `--log Documents/..` stays inside
+    mirror = args.mirror or Path(tempfile.mkdtemp(prefix="anemon-mirror-")) / log_name
     name = Path(args.log).stem
     pipeline = _pipeline(args, name, f"{args.device}:{args.bundle}/{args.log}")
     return DeviceFeed(device, args.bundle, args.log, mirror, pipeline)
 
 
 def _recording_note(feed: LiveFeed) -> str:
-    recorder = feed.pipeline.recorder
-    return f"recording to {recorder.path}" if recorder else "not recording (--no-record)"
+    from anemon.cli.common import recording_note
+
+    return recording_note(feed.pipeline.recorder)

@@ -7,6 +7,7 @@ and it is raised before anything touches a device.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -15,8 +16,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
-from anemon.control.toml_lines import locate
+from anemon.control.toml_lines import key_at, locate
 from anemon.errors import AnemonError
+from anemon.text import printable
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -170,10 +172,25 @@ def _fields(obj: DataclassInstance) -> dict[str, Any]:
 def load_plan(path: Path) -> Plan:
     """Read and validate a plan file; PlanError (exit 2) on any problem."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise PlanError(f"{path}: cannot read the plan: {e}") from e
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise PlanError(f"{path}: cannot read the plan: {e.strerror or e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PlanError(_not_utf8(data, e, path)) from None
     return parse_plan(text, path)
+
+
+def _not_utf8(data: bytes, error: UnicodeDecodeError, path: Path) -> str:
+    """`file:line: key: ...` for the first byte that is not UTF-8."""
+    line = data.count(b"\n", 0, error.start) + 1
+    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+    key = key_at(data.decode("utf-8", errors="replace"), line)
+    where = f"{path}:{line}: {_dotted(key)}" if key else f"{path}:{line}"
+    byte = data[error.start]
+    return (f"{where}: not UTF-8 text (byte 0x{byte:02x} at column {column}); "
+            "save the plan as UTF-8")  # fmt: skip
 
 
 def parse_plan(text: str, path: Path | str = "<plan>") -> Plan:
@@ -217,8 +234,10 @@ class _Reader:
             raise self.error(("tag",), "required (a name for the run: letters, digits, . _ -)")
         tag = self.value(data["tag"], ("tag",), str)
         if not _TAG.fullmatch(tag):
-            raise self.error(("tag",), f"{tag!r}: only letters, digits, '.', '_', '-'")
-        device_checks = {"poll_s": _positive, "power_s": _positive}
+            raise self.error(("tag",), f"{_quoted(tag)}: only letters, digits, '.', '_', '-'")
+        if len(tag) > MAX_NAME:
+            raise self.error(("tag",), f"{len(tag)} characters (expected at most {MAX_NAME})")
+        device_checks = {name: RANGES[("device", name)] for name in ("poll_s", "power_s")}
         device = self.section(data, "device", DeviceSpec, device_checks)
         self.choice(device.kind, ("device", "kind"), DEVICE_KINDS)
         self.choice(device.connect, ("device", "connect"), CONNECTIONS)
@@ -233,14 +252,14 @@ class _Reader:
     # -- sections --------------------------------------------------------------------------
 
     def protocol(self, data: dict[str, Any]) -> ProtocolSpec:
-        checks = {name: _positive for name in ("seconds", "prompt", "gen", "rounds", "trials")}
+        checks = _checks("protocol")
         protocol = self.section(data, "protocol", ProtocolSpec, checks)
         self.choice(protocol.kind, ("protocol", "kind"), PROTOCOLS)
         self.choice(protocol.battery, ("protocol", "battery"), BATTERY_PROTOCOLS)
         return protocol
 
     def cooldown(self, data: dict[str, Any]) -> CooldownSpec:
-        checks = {"min_s": _not_negative, "cap_s": _not_negative}
+        checks = _checks("cooldown")
         cooldown = self.section(data, "cooldown", CooldownSpec, checks)
         self.choice(cooldown.until, ("cooldown", "until"), THERMAL_UNTIL)
         if cooldown.cap_s < cooldown.min_s:
@@ -248,13 +267,7 @@ class _Reader:
         return cooldown
 
     def guards(self, data: dict[str, Any]) -> GuardSpec:
-        checks = {
-            "settle_after_install_s": _not_negative,
-            "launch_retries": _not_negative,
-            "first_trial_timeout_s": _positive,
-            "stall_timeout_s": _positive,
-            "min_free_gb": _not_negative,
-        }
+        checks = _checks("guards")
         guards = self.section(data, "guards", GuardSpec, checks)
         self.choice(guards.on_error, ("guards", "on_error"), ON_ERROR)
         return guards
@@ -265,6 +278,8 @@ class _Reader:
             raise self.error(("arms",), "required: at least one [[arms]] with a name")
         if not isinstance(raw, list) or not all(isinstance(a, dict) for a in raw) or not raw:
             raise self.error(("arms",), "must be one or more [[arms]] tables")
+        if len(raw) > MAX_ARMS:
+            raise self.error(("arms",), f"{len(raw)} arms (expected at most {MAX_ARMS})")
         arms: list[ArmSpec] = []
         for index, table in enumerate(raw):
             arm = self.arm(table, index)
@@ -279,8 +294,12 @@ class _Reader:
         if "name" not in table:
             raise self.error(key, "every arm needs a name")
         name = self.value(table["name"], (*key, "name"), str)
-        if not _NAME.fullmatch(name):
-            raise self.error((*key, "name"), f"{name!r}: no spaces, quotes or '='")
+        if not _NAME.fullmatch(name) or not name.isprintable():
+            problem = f"{_quoted(name)}: no spaces, quotes, '=' or control characters"
+            raise self.error((*key, "name"), problem)
+        if len(name) > MAX_NAME:
+            problem = f"{len(name)} characters (expected at most {MAX_NAME})"
+            raise self.error((*key, "name"), problem)
         env = table.get("env", {})
         if not isinstance(env, dict):
             raise self.error((*key, "env"), 'must be a table of strings, e.g. { AB_MODEL = "x" }')
@@ -294,7 +313,7 @@ class _Reader:
         if not isinstance(raw, dict):
             raise self.error(("sim",), "must be a table")
         base = self.section({"sim": {k: v for k, v in raw.items() if k != "arms"}}, "sim",
-                            SimSpec, {"free_gb": _not_negative})  # fmt: skip
+                            SimSpec, _checks("sim"))  # fmt: skip
         self.choice(base.start_thermal, ("sim", "start_thermal"), THERMAL_START)
         tables = raw.get("arms", {})
         if not isinstance(tables, dict):
@@ -312,8 +331,7 @@ class _Reader:
         key: _Key = ("sim", "arms", arm.name)
         if not isinstance(table, dict):
             raise self.error(key, "must be a table")
-        checks = {"fault_at_s": _not_negative, "fault_count": _not_negative,
-                  "power_w": _not_negative}  # fmt: skip
+        checks = _checks("sim.arms")
         spec = self.fields(table, key, SimArmSpec, checks, defaults={"profile": arm.model})
         self.choice(spec.fault, (*key, "fault"), FAULTS)
         if used:
@@ -392,12 +410,71 @@ def _scalar(kind: object) -> type:
     raise TypeError(f"a plan field of type {kind!r} is not read from TOML")
 
 
-def _positive(value: float) -> str | None:
-    return None if value > 0 else f"must be > 0, not {value:g}"
+@dataclass(frozen=True)
+class Range:
+    """The values a plan's number may take: finite, from `low` (`> low` when `open_low`) to
+    `high`, so that no plan asks for a run that never ends or a count that fills memory."""
+
+    low: float
+    high: float
+    unit: str = ""
+    open_low: bool = False
+
+    @property
+    def expected(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{'>' if self.open_low else '>='} {self.low:.15g} and <= {self.high:.15g}{unit}"
+
+    def __call__(self, value: float) -> str | None:
+        if not math.isfinite(value):
+            return f"not a finite number: {value} (expected {self.expected})"
+        above = value > self.low if self.open_low else value >= self.low
+        if above and value <= self.high:
+            return None
+        return f"{_shown(value)} is out of range (expected {self.expected})"
 
 
-def _not_negative(value: float) -> str | None:
-    return None if value >= 0 else f"must be >= 0, not {value:g}"
+DAY_S = 86_400.0
+RANGES: Mapping[tuple[str, str], Range] = MappingProxyType({
+    ("device", "poll_s"): Range(0.01, 3600, "seconds"),
+    ("device", "power_s"): Range(0.01, 3600, "seconds"),
+    ("protocol", "seconds"): Range(0, DAY_S, "seconds", open_low=True),
+    ("protocol", "prompt"): Range(1, 1_000_000, "tokens"),
+    ("protocol", "gen"): Range(1, 1_000_000, "tokens"),
+    ("protocol", "rounds"): Range(1, 1000),
+    ("protocol", "trials"): Range(1, 100_000),
+    ("cooldown", "min_s"): Range(0, DAY_S, "seconds"),
+    ("cooldown", "cap_s"): Range(0, DAY_S, "seconds"),
+    ("guards", "settle_after_install_s"): Range(0, 3600, "seconds"),
+    ("guards", "launch_retries"): Range(0, 100),
+    ("guards", "first_trial_timeout_s"): Range(0, DAY_S, "seconds", open_low=True),
+    ("guards", "stall_timeout_s"): Range(0, DAY_S, "seconds", open_low=True),
+    ("guards", "min_free_gb"): Range(0, 1_000_000, "GB"),
+    ("sim", "free_gb"): Range(0, 1_000_000, "GB"),
+    ("sim.arms", "fault_at_s"): Range(0, DAY_S, "seconds"),
+    ("sim.arms", "fault_count"): Range(0, 1000),
+    ("sim.arms", "power_w"): Range(0, 100, "W"),
+})  # fmt: skip
+"""Every number a plan holds, with its range (docs/spec/plan.md; a test keeps the two equal
+and checks that every numeric field has one)."""
+MAX_ARMS = 1000
+MAX_NAME = 200
+"""Characters in a tag or an arm name."""
+
+
+def _checks(section: str) -> dict[str, _Check]:
+    return {name: check for (where, name), check in RANGES.items() if where == section}
+
+
+def _shown(value: float) -> str:
+    """A number as an error shows it: whole, or cut when it is absurdly long."""
+    text = str(value) if isinstance(value, int) else f"{value:g}"
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
+
+
+def _quoted(text: str) -> str:
+    """A plan's string in an error line: quoted, its control characters escaped, cut short."""
+    return printable(repr(text if len(text) <= 60 else text[:60] + "..."))
 
 
 def _nonempty(value: str) -> str | None:
@@ -416,5 +493,6 @@ def _dotted(key: _Key) -> str:
         if isinstance(part, int):
             parts[-1] += f"[{part}]"
         else:
-            parts.append(part if _TAG.fullmatch(part) else f'"{part}"')
+            shown = part if len(part) <= 60 else part[:60] + "..."
+            parts.append(shown if _TAG.fullmatch(part) else f'"{printable(shown)}"')
     return ".".join(parts)

@@ -19,6 +19,9 @@ from anemon.events import Event
 from anemon.store import Session
 
 Listener = Callable[[Event], None]
+RECORDING_STOPPED = "anemon:recording"
+"""The `source` of the marker a live feed emits when its recording cannot be written (a full
+disk): the session ends (`lifecycle.run_feed` leaves the view) and the command exits 2."""
 
 
 class ReplayControls(Protocol):

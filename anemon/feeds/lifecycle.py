@@ -1,7 +1,8 @@
 """THE way any feed is run, by the dashboard, headless mode and every command.
 
 `run_feed` runs a feed to its end, or until it is stopped (the operator leaves the view, or
-SIGINT/SIGTERM/SIGHUP; a dropped SSH session is handled as SIGTERM); lets it read what is
+SIGINT/SIGTERM/SIGHUP; a dropped SSH session is handled as SIGTERM; or its recording cannot be
+written, a full disk: the view is left and `close` raises why); lets it read what is
 pending, for at most `STOP_TIMEOUT_S`; closes it (the recording) whatever happened; and raises
 again what the feed failed with. `run_feed_sync` is the same from synchronous code, on the event
 loop the feed's clock needs (a plan run at speed `max` runs on its VirtualClock's loop).
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from anemon.clock import RealClock
-from anemon.feeds import Feed
+from anemon.events import Event, MarkerEvent
+from anemon.feeds import RECORDING_STOPPED, Feed
 
 STOP_TIMEOUT_S = 10.0
 """How long (real seconds) a stopped feed may take to read what is pending before it is cut."""
@@ -92,6 +94,16 @@ async def run_feed(
         if view is not None:
             view.leave()
 
+    def on_event(event: Event) -> None:
+        # the recording cannot be written (a full disk): the session ends; `feed.close`
+        # raises why
+        if isinstance(event, MarkerEvent) and event.source == RECORDING_STOPPED:
+            stop("recording failed")
+            if view is not None:
+                view.leave()
+
+    if feed.replay is None:
+        feed.subscribe(on_event)
     runner: asyncio.Task[None] | None = None
     if view is None or feed.replay is None:
         runner = asyncio.create_task(feed.run(), name="anemon-feed")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from anemon.clock import Clock
 from anemon.events import MarkerEvent
-from anemon.feeds import Listener, RunControls
+from anemon.feeds import RECORDING_STOPPED, Listener, RunControls
 from anemon.pipeline import Pipeline
+from anemon.recording.writer import Recorder, RecordingError
 from anemon.store import Session
 
 
@@ -34,6 +35,22 @@ class LiveFeed:
         self.controls = controls
         self.reads_power: bool | None = None
         self._stop = asyncio.Event()
+        if pipeline.recorder is not None:
+            self.watch_recording(pipeline.recorder)
+
+    def watch_recording(self, recorder: Recorder) -> None:
+        """A recording that cannot be written (a full disk) ends the session: it is stopped
+        (a plan run aborts: its app is stopped), the reason is said in the log panel (a
+        marker of source RECORDING_STOPPED, which `run_feed` acts on too), and `close`
+        raises it (exit 2)."""
+        recorder.on_error.append(self._recording_failed)
+
+    def _recording_failed(self, error: RecordingError) -> None:
+        t, wall = self.pipeline.stamp()
+        self.pipeline.emit(
+            MarkerEvent(t=t, wall=wall, source=RECORDING_STOPPED, note=str(error))
+        )  # fmt: skip
+        self.stop("recording failed")
 
     @property
     def session(self) -> Session:
@@ -54,8 +71,12 @@ class LiveFeed:
         return self._stop.is_set() or queue_ended(self.session)
 
     @property
+    def recorder(self) -> Recorder | None:
+        return self.pipeline.recorder
+
+    @property
     def record(self) -> Path | None:
-        recorder = self.pipeline.recorder
+        recorder = self.recorder
         return recorder.path if recorder is not None else None
 
     def subscribe(self, listener: Listener) -> None:
@@ -72,6 +93,7 @@ class LiveFeed:
         await self._stop.wait()
 
     def close(self) -> None:
+        """Close the recording; a write that failed is raised here (RecordingError, exit 2)."""
         self.pipeline.close()
 
 

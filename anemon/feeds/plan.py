@@ -16,6 +16,7 @@ from anemon.devices import reads_power, real_device
 from anemon.devices.base import Device, DeviceInfo
 from anemon.events import Event
 from anemon.feeds.live import LiveFeed
+from anemon.paths import safe_name
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, make_header
 
@@ -41,19 +42,20 @@ class PlanRun(LiveFeed):
         plan: Plan,
         clock: RealClock,
         *,
-        record: Path | None = None,
+        record: Path | Recorder | None = None,
         device: Device | None = None,
         battery_prompts: bool | None = None,
         force: bool = False,
     ) -> None:
         pipeline = Pipeline(clock=clock)
         self.plan = plan
-        self._record = record
-        """Where the recording goes (None: not recorded); opened once the device is known."""
+        self._recorder = Recorder(record) if isinstance(record, Path) else record
+        """The recording (None: not recorded): its file claimed now (a `Path` must not exist
+        yet), its header written and events recorded once the device is known."""
         self.device = device or make_device(plan, clock)
         self._clock = clock
         self._mirror_dir = Path(tempfile.mkdtemp(prefix="anemon-mirror-"))
-        mirror = self._mirror_dir / Path(plan.log_path).name
+        mirror = self._mirror_dir / safe_name(Path(plan.log_path).name, "bench.log")
         self.controller = Controller(plan, self.device, pipeline, clock, mirror=mirror,
                                      battery_prompts=battery_prompts, force=force)  # fmt: skip
         super().__init__(f"{plan.tag} on {plan.device.kind}", pipeline, tag=plan.tag,
@@ -63,8 +65,9 @@ class PlanRun(LiveFeed):
         self._early: list[Event] = []
         """What happened before the recording could open (it needs the device's answer): a
         signal's abort marker, say. Written first once it opens."""
-        if record is not None:
+        if self._recorder is not None:
             pipeline.subscribe(self._keep_early)
+            self.watch_recording(self._recorder)
 
     def _keep_early(self, event: Event) -> None:
         if self.pipeline.recorder is None:
@@ -77,7 +80,7 @@ class PlanRun(LiveFeed):
     @property
     def record(self) -> Path | None:
         """Where the recording goes, from the start (it opens once the device is known)."""
-        return self._record
+        return self._recorder.path if self._recorder is not None else None
 
     @property
     def finished(self) -> bool:
@@ -104,15 +107,25 @@ class PlanRun(LiveFeed):
             self.controller.request_abort_session(f"abort session ({why})")
 
     def close(self) -> None:
-        super().close()
-        shutil.rmtree(self._mirror_dir, ignore_errors=True)
+        try:
+            if self._recorder is not None:
+                self._recorder.close()  # also when it never began: the claimed name is freed
+            super().close()
+        finally:
+            shutil.rmtree(self._mirror_dir, ignore_errors=True)
+
+    @property
+    def recorder(self) -> Recorder | None:
+        return self._recorder
 
     def _open_recording(self, info: DeviceInfo) -> None:
-        if self._record is None:
+        recorder = self._recorder
+        if recorder is None:
             return
         header = make_header(source=self.title, device=dataclasses.asdict(info),
                              plan=self.plan.to_dict())  # fmt: skip
-        recorder = self.pipeline.recorder = Recorder(self._record, header)
+        recorder.begin(header)
+        self.pipeline.recorder = recorder
         for event in self._early:
             recorder.write(event)
         self._early.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,26 @@ from anemon.recording.reader import open_source
 from anemon.sources.replay import ReplayClock, Replayer
 from anemon.store import Session
 
+EXPORTS_DIR = "anemon-exports"
+"""The folder, under the working directory, where a replay's markers go, as the dashboard's
+exports and screenshots do (`ui.app`); git ignores it."""
+MARKERS_SUFFIX = ".markers.jsonl"
+
+
+def markers_file(source: str, directory: Path) -> Path:
+    """`directory/<the source's stem>.markers.jsonl`: only the file name of `source` is used,
+    so no path in it (`..`, an absolute one) can lead outside `directory`."""
+    stem = Path(Path(source).name).stem.strip(". ") or "replay"
+    return directory / f"{stem}{MARKERS_SUFFIX}"
+
 
 class ReplayFeed:
     """`events` played by its own Replayer (`replay`). A view either drives the replay (the
     dashboard's timer ticks it; the operator pauses, seeks, changes the speed) or lets `run`
-    play it through (headless); `lifecycle.run_feed` decides which."""
+    play it through (headless); `lifecycle.run_feed` decides which.
+
+    The operator's markers are the one thing a replay adds: each is appended to a sidecar
+    file (`record`), `anemon-exports/<recording stem>.markers.jsonl` by default."""
 
     controls: None = None
 
@@ -29,9 +45,13 @@ class ReplayFeed:
         title: str,
         tag: str | None = None,
         reads_power: bool | None = None,
+        markers_dir: Path | None = None,
         **replay_options: Any,
     ) -> None:
         self.title = title
+        self.markers_dir = markers_dir
+        """Where the markers file goes; None: EXPORTS_DIR under the working directory (as it
+        is when the first marker is added)."""
         self.tag = tag
         self.reads_power = reads_power
         self._listeners: list[Listener] = []
@@ -61,9 +81,10 @@ class ReplayFeed:
         return self.replay.finished
 
     @property
-    def record(self) -> None:
-        """A replay records nothing."""
-        return None
+    def record(self) -> Path:
+        """Where this session's new events, the operator's markers, are saved (the replayed
+        events are the recording's already)."""
+        return markers_file(self.title, self.markers_dir or Path.cwd() / EXPORTS_DIR)
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -73,8 +94,16 @@ class ReplayFeed:
             listener(event)
 
     def marker(self, note: str) -> None:
+        """On the timeline, and appended to `record` as `{"t": seconds into the recording,
+        "wall": the recorded wall time there, "note"}`: opened per marker, so a kill loses
+        none. A file that cannot be written raises OSError (the marker stays on screen)."""
         t, wall = self.clock.now(), self.clock.wall()
         self.session.add(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+        path = self.record
+        line = json.dumps({"t": self.replay.position, "wall": wall, "note": note}) + "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as out:
+            out.write(line)
 
     def stop(self, why: str = "quit") -> None:
         self._stop.set()

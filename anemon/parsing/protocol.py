@@ -24,15 +24,20 @@ from anemon.events import (
     TrialEvent,
 )
 from anemon.parsing import values as v
+from anemon.parsing.ranges import RANGES, Range, bounds
+from anemon.text import printable
 
 Converter = Callable[[str], Any]
 Timeline = Callable[[float, float | None, type, float | None], float]
 """(t given, timestamp of the line or None, event class, the record's `t=`) -> session t."""
-Keys = dict[str, tuple[str, Converter]]
-"""A record's known keys: the event field each fills and how its text is read."""
+Keys = dict[str, tuple[str, Converter, Range | None]]
+"""A record's known keys: the event field each fills, how its text is read, and the range a
+number read must lie in (anemon/parsing/ranges.py)."""
 Schema = tuple[type[RecordEvent], Keys]
 
-_COMMON: Keys = {"tag": ("tag", str), "t": ("app_t", v.to_float)}
+_COMMON: Keys = {"tag": ("tag", printable, None), "t": ("app_t", v.to_float, RANGES["app_t"])}
+"""Arm names and tags are escaped where they are read, so that every output, file name and
+chart legend made from them downstream is literal text (anemon.text.printable)."""
 _BY_NAME: dict[str, Converter] = {
     "compute": str.lower,
     "mode": str.lower,
@@ -42,6 +47,9 @@ _BY_NAME: dict[str, Converter] = {
 }
 """Keys whose text is read by their own rule; the others by their field's type."""
 _BY_TYPE: dict[type, Converter] = {float: v.to_float, int: v.to_int, bool: v.to_bool, str: str}
+_NUMERIC = frozenset({v.to_float, v.to_int, v.to_battery, v.to_thermal})
+"""Converters that read a number: its field's range applies (a field the table does not list:
+any finite number)."""
 _RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(RecordEvent))
 
 
@@ -49,7 +57,12 @@ def _keys(cls: type[RecordEvent]) -> Keys:
     """A record's keys are its event's own fields: the protocol and the event share names."""
     hints = get_type_hints(cls)
     own = (f.name for f in dataclasses.fields(cls) if f.name not in _RECORD_FIELDS)
-    return {name: (name, _BY_NAME.get(name) or _by_type(hints[name])) for name in own} | _COMMON
+    keys: Keys = {}
+    for name in own:
+        convert = _BY_NAME.get(name) or _by_type(hints[name])
+        numeric = convert in _NUMERIC
+        keys[name] = (name, convert, bounds(name) if numeric else None)
+    return keys | _COMMON
 
 
 def _by_type(hint: Any) -> Converter:
@@ -70,7 +83,8 @@ _TAG = re.compile(r"\[[^\]\s]*\](?:\s+|$)")
 # A token is key="quoted \" value", key=bare, or a bare word without '='.
 _TOKEN = re.compile(r'([^\s=]+)=(?:"((?:[^"\\]|\\.)*)"|([^\s"]*))|(\S+)')
 _UNESCAPE = re.compile(r"\\(.)")
-_DID_NOT_PARSE = ": did not parse"
+_DID_NOT_PARSE = "did not parse"
+_BOM = "\ufeff"
 
 
 def split_prefix(line: str) -> tuple[float | None, str]:
@@ -85,10 +99,12 @@ def split_prefix(line: str) -> tuple[float | None, str]:
 
 
 def _parse_timestamp(text: str) -> float | None:
+    """Epoch seconds, or None for a date that is not one or lies outside the `wall` range."""
     try:
-        return datetime.fromisoformat(text.replace(",", ".")).timestamp()
-    except ValueError:
+        wall = datetime.fromisoformat(text.replace(",", ".")).timestamp()
+    except (ValueError, OverflowError, OSError):  # year 1 in local time, a platform's limits
         return None
+    return wall if RANGES["wall"].holds(wall) else None
 
 
 def split_pairs(text: str) -> dict[str, str]:
@@ -125,6 +141,8 @@ class LineParser:
     def parse(self, line: str, *, t: float, wall: float) -> Event:
         """One line (without its newline) into one event; `wall` is replaced by a line timestamp."""
         line = line.rstrip("\r\n")
+        if line[:1] == _BOM:  # a byte-order mark before the first line of a log
+            line = line[1:]
         stamp, body = split_prefix(line)
         self._stamp = stamp
         if stamp is not None:
@@ -143,33 +161,32 @@ class LineParser:
         cls, known = schema
         fields: dict[str, Any] = {}
         extra: dict[str, str] = {}
-        warnings = 0
-        arm = pairs.pop("arm", None) or None
+        rejected: list[tuple[str, str, str]] = []
+        arm = _arm(pairs.pop("arm", None))
         for key, text in pairs.items():
             spec = known.get(key)
             if spec is None:
                 extra[key] = text
                 continue
-            value = spec[1](text)
-            if value is not None:
-                fields[spec[0]] = value
-            elif not (key == "battery" and v.is_unknown_battery(text)):
-                self.last_rejected = self._rejected(warnings, key, text)
-                warnings += 1
-        return self._make(cls, line, arm, fields, extra, warnings, t=t, wall=wall)
-
-    def _rejected(self, before: int, key: str, text: str) -> str:
-        """The last line's rejected values so far, with this one (`before` others already)."""
-        value = f"{key}={text if len(text) <= 40 else text[:40] + '…'!r}"
-        if before:
-            return f"{self.last_rejected.removesuffix(_DID_NOT_PARSE)}, {value}{_DID_NOT_PARSE}"
-        return f"{value}{_DID_NOT_PARSE}"
+            name, convert, bounds = spec
+            value = convert(text)
+            if value is None:
+                if not (key == "battery" and v.is_unknown_battery(text)):
+                    rejected.append((key, text, _DID_NOT_PARSE))
+            elif bounds is None or bounds.holds(value):
+                fields[name] = value
+            else:  # a number, but not one this field can hold: missing, like a bad value
+                rejected.append((key, text, f"outside {bounds.describe()}"))
+        if rejected:
+            self.last_rejected = _rejected(rejected)
+        return self._make(cls, line, arm, fields, extra, len(rejected), t=t, wall=wall)
 
     def _error(self, line: str, body: str, *, t: float, wall: float) -> Event:
         before, _, message = body.partition("ERROR:")
         pairs = {k: val for k, val in split_pairs(before).items() if val}
-        arm = pairs.pop("arm", None) or None
+        arm = _arm(pairs.pop("arm", None))
         tag = pairs.pop("tag", None)
+        tag = printable(tag) if tag is not None else None
         fields = {"message": message.strip(), "tag": tag}
         return self._make(ErrorEvent, line, arm, fields, pairs, 0, t=t, wall=wall)
 
@@ -197,3 +214,17 @@ class LineParser:
         return cls(
             t=t, wall=wall, arm=arm, source=self.source, line=line, warnings=warnings, **fields
         )
+
+
+def _arm(text: str | None) -> str | None:
+    """An arm's name as every output shows it: literal text; empty is no arm."""
+    return printable(text) if text else None
+
+
+def _rejected(rejected: list[tuple[str, str, str]]) -> str:
+    """A line's rejected values, grouped by why: `gen='lots', x='y': did not parse`."""
+    reasons: dict[str, list[str]] = {}
+    for key, text, why in rejected:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        reasons.setdefault(why, []).append(f"{key}='{printable(shown)}'")
+    return "; ".join(f"{', '.join(values)}: {why}" for why, values in reasons.items())

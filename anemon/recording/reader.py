@@ -1,28 +1,58 @@
-"""Reading a SOURCE: a recording (.jsonl, .jsonl.gz) or a raw bench log, told apart by content."""
+"""Reading a SOURCE: a recording (.jsonl, .jsonl.gz) or a raw bench log, told apart by content.
+
+A SOURCE is read as a stream, opened once: a pipe, a FIFO or /dev/stdin works as well as a
+file. A gzip stream that is cut short or damaged gives what could be read and one warning.
+"""
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-from collections.abc import Iterable, Iterator
+import math
+import os
+import stat
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from anemon.errors import SourceError
 from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
-from anemon.recording.codec import from_record
+from anemon.recording.codec import decode, from_record, shown_with_kind
 from anemon.recording.writer import FORMAT, VERSION
+from anemon.sources.lines import BOM, LineAssembler
+from anemon.text import printable
 
 MAX_LINE = 1 << 20
 """Longer lines are kept truncated, with a marker and a warning."""
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 1 << 16
 """Enough for a recording's header line (it carries the plan)."""
+_CHUNK = 1 << 16
+_INFLATE_MAX = 1 << 20
+"""Decompressed bytes made at a time from one compressed chunk."""
 _BINARY_PROBE = 8192
-"""A NUL byte this near the start means binary data (a model file, an archive), not text."""
+"""How much of the start `is_binary` judges."""
+_CONTROL_SHARE = 0.1
+"""More than this share of control bytes in the probe: binary, not text."""
+_SUSPICIOUS_SHARE = 0.3
+"""More than this share of control bytes and bytes not valid UTF-8 together: binary."""
+_MAGIC = (
+    b"\x1f\x8b",  # gzip (inside a gzip: not a log)
+    b"PK\x03\x04",  # zip (and .npz, .mlpackage archives, ...)
+    b"\x89PNG",
+    b"\x7fELF",
+    b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe",  # Mach-O
+    b"\xca\xfe\xba\xbe",  # a universal (fat) Mach-O binary
+    b"GGUF",
+    b"\x93NUMPY",
+    b"SQLite format 3\x00",
+    b"\x28\xb5\x2f\xfd",  # zstd
+    b"\xfd7zXZ\x00",  # xz
+)  # fmt: skip
+"""Starts of files that are binary whatever follows."""
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\x1b")
 MAX_LISTED = 1000
 """Warnings kept with their line (SourceReader.listed); the count goes on past them."""
 
@@ -54,6 +84,11 @@ class SourceReader:
     _parser: LineParser = field(init=False)
     _at: int = field(init=False, default=0)
     """The number of the line being read (for a damaged field found while decoding it)."""
+    stream: _Stream | None = field(default=None, repr=False)
+    """The bytes as open_source opened them (a pipe cannot be opened twice); None: the path
+    is opened when iterated."""
+    unsorted: int = 0
+    """Recorded events whose `t` is before an earlier event's (replayed in time order)."""
 
     def __post_init__(self) -> None:
         self._parser = LineParser(self.path.name)
@@ -87,35 +122,51 @@ class SourceReader:
         tag = plan.get("tag") if isinstance(plan, dict) else None
         return tag if isinstance(tag, str) and tag else None
 
+    def close(self) -> None:
+        """Let go of the stream opened to tell what the SOURCE is, when it is not read."""
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+
     def __iter__(self) -> Iterator[Event]:
-        with self._open() as stream:
-            if self.kind == "recording":
-                stream.readline()
-                yield from self._recorded(stream)
-            else:
-                yield from self._logged(stream)
+        stream, self.stream = self.stream, None  # once: a second pass opens the path again
+        if stream is None:
+            stream = _Stream.open(self.path)
+        numbered = self._lines(stream)
+        if self.kind == "recording":
+            next(numbered, None)  # the header
+            yield from self._recorded(numbered)
+        else:
+            yield from self._logged(numbered)
 
-    def _open(self) -> gzip.GzipFile | io.BufferedReader:
-        return gzip.open(self.path, "rb") if self.compressed else self.path.open("rb")
+    def _lines(self, stream: _Stream) -> Iterator[tuple[int, str, bool]]:
+        """Numbered decoded lines and whether each had its ending (a torn last line has not).
 
-    def _lines(self, stream: Iterable[bytes], first: int) -> Iterator[tuple[int, str, bool]]:
-        """Numbered decoded lines and whether each had its newline (a torn last line has not)."""
-        for number, raw in enumerate(stream, first):
-            complete = raw.endswith(b"\n")
-            if len(raw) > MAX_LINE:
-                cut = len(raw) - MAX_LINE
-                self._warn(number, f"line longer than {MAX_LINE} bytes: the last {cut} cut off")
-                raw = raw[:MAX_LINE] + f" …[truncated {cut} bytes]".encode()
-            yield number, raw.decode("utf-8", errors="replace").rstrip("\r\n"), complete
+        Lines end at LF, CRLF or a lone CR; a leading byte-order mark is dropped; NUL bytes
+        are kept. Where a damaged gzip stream stops, one warning says so."""
+        lines = LineAssembler(MAX_LINE)
+        number = 0
+        for chunk in stream:
+            for text, cut in lines.feed_counted(chunk):
+                number += 1
+                if cut:
+                    self._warn(number, f"line longer than {MAX_LINE} bytes: the last {cut} cut off")
+                yield number, text, True
+        if (last := lines.finish()) is not None:
+            number += 1
+            yield number, last[0], False
+        if stream.damage is not None:
+            self._warn(number + 1, f"{stream.damage}: the rest of the file is unreadable")
 
-    def _recorded(self, stream: Iterable[bytes]) -> Iterator[Event]:
+    def _recorded(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
         source = self.path.name
         damaged = self._damaged
-        for number, text, complete in self._lines(stream, 2):  # line 1 is the header
+        latest = 0.0  # the latest `t` so far: an event without one is placed there
+        for number, text, complete in numbered:
             if not text.strip():
                 continue
             try:
-                record = json.loads(text)
+                record = decode(text)
             except ValueError:
                 if complete:
                     self._warn(number, "not JSON: the line is skipped")
@@ -124,16 +175,36 @@ class SourceReader:
                 continue
             if isinstance(record, dict):
                 self._at = number
-                yield from_record(record, source, damaged)
+                record = self._placed(record, latest)
+                event = from_record(record, source, damaged)
+                if event.t < latest:
+                    self.unsorted += 1
+                    self._warn(number, f"t={event.t:g} is before an earlier event's "
+                                       f"t={latest:g}: replayed in time order")  # fmt: skip
+                latest = max(latest, event.t)
+                yield event
             else:
                 self._warn(number, "not a JSON object: the line is skipped")
 
-    def _logged(self, stream: Iterable[bytes]) -> Iterator[Event]:
+    def _placed(self, record: dict[str, Any], latest: float) -> dict[str, Any]:
+        """A record without a usable `t` takes the latest `t` before it (warned), so an
+        event without a time does not jump to the start of a replay."""
+        t = record.get("t")
+        if isinstance(t, int) and not isinstance(t, bool):
+            return record  # any size: the codec checks its range
+        if isinstance(t, float) and math.isfinite(t):
+            return record
+        shown = "no t" if t is None else f"t={json.dumps(t)[:40]} is not a number"
+        kind = printable(str(record.get("kind")))[:40]
+        self._warn(self._at, f"{kind}: {shown}: placed at the previous event's t")
+        return record | {"t": latest}
+
+    def _logged(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
         timeline = LogTimeline()
         parser = self._parser
         parser.timeline = timeline.place
         seen = 0
-        for number, text, _complete in self._lines(stream, 1):
+        for number, text, _complete in numbered:
             event = parser.parse(text, t=timeline.t, wall=timeline.wall)
             if parser.warnings != seen:  # the slow path: only for a line with a bad value
                 self._warn(number, parser.last_rejected, parser.warnings - seen)
@@ -171,48 +242,205 @@ class LogTimeline:
 
 
 def open_source(path: Path) -> SourceReader:
-    """Check a SOURCE and tell what it is; every failure is one SourceError line."""
-    head = _read_head(path)
-    compressed = head.startswith(_GZIP_MAGIC)
-    if compressed:
-        head = _read_head(path, gz=True)
+    """Check a SOURCE and tell what it is; every failure is one SourceError line.
+
+    The SOURCE is opened once and read as a stream (what was read to tell what it is is kept
+    for the reading), so a pipe, a FIFO or /dev/stdin works as a SOURCE."""
+    stream = _Stream.open(path)
+    try:
+        header = _recording_header(_text_head(stream, path), path)
+    except SourceError:
+        stream.close()
+        raise
+    kind = "recording" if header is not None else "log"
+    return SourceReader(path, kind, header, stream.compressed, stream=stream)
+
+
+def _text_head(stream: _Stream, path: Path) -> bytes:
+    """The start of a SOURCE, refused (SourceError) when it is empty or binary."""
+    head = stream.head(_HEAD).removeprefix(BOM)
     if not head.strip():
+        if stream.damage is not None:
+            raise SourceError(f"{path}: {stream.damage}; nothing in it could be read")
         raise SourceError(f"{path}: the file is empty; point anemon at a bench log or recording")
     if is_binary(head):
         raise SourceError(f"{path}: binary data, not a bench log or an anemon recording")
-    header = _recording_header(head, path)
-    kind = "recording" if header is not None else "log"
-    return SourceReader(path, kind, header, compressed)
+    return head
 
 
 def is_binary(head: bytes) -> bool:
-    """The start of a file (decompressed if it is gzip) holds binary data, not text."""
-    return b"\0" in head[:_BINARY_PROBE]
+    """The start of a file (decompressed if it is gzip) holds binary data, not text.
+
+    Binary: it starts with a known binary magic number (gzip, zip, PNG, ELF, Mach-O, GGUF,
+    NumPy, SQLite, zstd, xz), or is a safetensors file (an 8-byte little-endian header length,
+    then a JSON object), or in its first 8 KiB more than 10 % of the bytes are NUL or other
+    control bytes (tab, line endings, form feed and ESC excepted), or more than 30 % are
+    control bytes and bytes that are not valid UTF-8 together. So a log with a few NUL bytes
+    or a byte-order mark, or mis-encoded (Latin-1) text, is text; a file of mostly NULs (a
+    sparse file, UTF-16) or random bytes is not.
+    """
+    head = head.removeprefix(BOM)
+    if head.startswith(_MAGIC) or _is_safetensors(head):
+        return True
+    probe = head[:_BINARY_PROBE]
+    if not probe:
+        return False
+    controls = sum(1 for byte in probe if byte < 0x20 and byte not in _TEXT_CONTROLS)
+    controls += probe.count(0x7F)
+    decoded = probe.decode("utf-8", errors="replace")
+    invalid = decoded.count("\ufffd") - probe.count("\ufffd".encode())
+    size = len(probe)
+    return controls > _CONTROL_SHARE * size or controls + invalid > _SUSPICIOUS_SHARE * size
+
+
+def _is_safetensors(head: bytes) -> bool:
+    size = int.from_bytes(head[:8], "little")
+    return len(head) > 10 and head[8:10] == b'{"' and 0 < size < 1 << 30
 
 
 def check_text(path: Path) -> None:
     """Refuse (SourceError) a file that exists but is binary or compressed: `watch` follows
     a text log as it grows, which neither can be."""
-    head = _read_head(path)
-    if head.startswith(_GZIP_MAGIC) or is_binary(head):
+    stream = _Stream.open(path, inflate=False)
+    try:
+        head = stream.head(_HEAD)
+    finally:
+        stream.close()
+    if stream.compressed or is_binary(head):
         raise SourceError(f"{path}: binary data, not a bench log; watch follows a text log")
 
 
-def _read_head(path: Path, gz: bool = False) -> bytes:
+class _Stream:
+    """A SOURCE's bytes as chunks, decompressed if they are gzip, from one open file.
+
+    `head` reads ahead (kept, and given again first when iterated), so a pipe is told apart
+    and then read in one pass. A gzip stream cut short or damaged ends early, and `damage`
+    says where; nothing raises past the first read."""
+
+    def __init__(self, path: Path, file: BinaryIO, inflate: bool) -> None:
+        self._path = path
+        self._file = file
+        self.damage: str | None = None
+        self._consumed = 0  # bytes read from the file
+        first = _read_some(file, path)
+        self._consumed = len(first)
+        self.compressed = first.startswith(_GZIP_MAGIC)
+        raw = self._raw(first)
+        self._chunks = self._inflate(raw) if self.compressed and inflate else raw
+        self._ahead: list[bytes] = []
+
+    @classmethod
+    def open(cls, path: Path, inflate: bool = True) -> _Stream:
+        try:
+            file = path.open("rb")
+        except OSError as e:
+            raise _source_error(path, e) from None
+        try:
+            mode = _fstat_mode(file)
+            if stat.S_ISDIR(mode):
+                raise SourceError(f"{path}: is a directory; give a log or recording file")
+            return cls(path, file, inflate)
+        except BaseException:
+            file.close()
+            raise
+
+    def head(self, size: int) -> bytes:
+        """The first `size` bytes (fewer if the stream is shorter), read ahead and kept."""
+        have = sum(len(chunk) for chunk in self._ahead)
+        while have < size and (chunk := next(self._chunks, None)) is not None:
+            self._ahead.append(chunk)
+            have += len(chunk)
+        return b"".join(self._ahead)[:size]
+
+    def __iter__(self) -> Iterator[bytes]:
+        ahead, self._ahead = self._ahead, []
+        yield from ahead
+        yield from self._chunks
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _raw(self, first: bytes) -> Iterator[bytes]:
+        try:
+            if first:
+                yield first
+            while chunk := self._file.read(_CHUNK):
+                self._consumed += len(chunk)
+                yield chunk
+        except OSError as e:  # an I/O error mid-read: what was read is kept
+            self.damage = f"cannot read past byte {self._consumed} ({e.strerror or e})"
+        finally:
+            self._file.close()
+
+    def _inflate(self, raw: Iterator[bytes]) -> Iterator[bytes]:
+        """Decompressed chunks; every gzip member in turn (as gzip does); trailing zeros
+        ignored. Damage and a stream cut short stop it, with `damage` saying where."""
+        inflater = zlib.decompressobj(wbits=31)
+        started = False  # the current member has had input
+        for chunk in raw:
+            data = chunk
+            while data:
+                started = True
+                before = inflater.copy()  # to salvage what precedes damage in `data`
+                try:
+                    out = inflater.decompress(data, _INFLATE_MAX)  # bounded: no bomb
+                except zlib.error as e:
+                    yield from _salvage(before, data)
+                    self.damage = self._where(f"damaged gzip data ({e})")
+                    return
+                if out:
+                    yield out
+                data = inflater.unconsumed_tail
+                if inflater.eof:
+                    data, started = inflater.unused_data, False
+                    if data and not data.startswith(_GZIP_MAGIC):
+                        if data.strip(b"\0"):
+                            self.damage = self._where("data after the end of the gzip stream")
+                            return
+                        data = b""
+                    inflater = zlib.decompressobj(wbits=31)
+        if started and not inflater.eof and self.damage is None:
+            self.damage = f"the gzip stream is cut short (the file ends at byte {self._consumed})"
+
+    def _where(self, what: str) -> str:
+        return f"{what} within the first {self._consumed} bytes of the file"
+
+
+def _salvage(inflater: Any, data: bytes) -> Iterator[bytes]:
+    """What `inflater` makes of `data` byte by byte until the damage (a bad block, or a
+    trailer whose check fails after all the member's data came out whole)."""
+    for index in range(len(data)):
+        try:
+            out = inflater.decompress(data[index : index + 1])
+        except zlib.error:
+            return
+        if out:
+            yield out
+
+
+def _read_some(file: BinaryIO, path: Path) -> bytes:
+    """The first chunk: at least the 2 bytes of a gzip magic, unless the stream is shorter."""
+    data = b""
     try:
-        if gz:
-            with gzip.open(path, "rb") as stream:
-                return stream.read(_HEAD)
-        with path.open("rb") as stream:
-            return stream.read(_HEAD)
-    except FileNotFoundError:
-        raise SourceError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SourceError(f"{path}: is a directory; give a log or recording file") from None
-    except PermissionError:
-        raise SourceError(f"{path}: permission denied; check the file's permissions") from None
-    except (OSError, EOFError) as e:
-        raise SourceError(f"{path}: cannot read it ({e})") from e
+        while len(data) < len(_GZIP_MAGIC) and (part := file.read(_CHUNK)):
+            data += part
+    except OSError as e:
+        raise _source_error(path, e) from None
+    return data
+
+
+def _fstat_mode(file: BinaryIO) -> int:
+    return os.fstat(file.fileno()).st_mode
+
+
+def _source_error(path: Path, error: OSError) -> SourceError:
+    if isinstance(error, FileNotFoundError):
+        return SourceError(f"{path}: no such file")
+    if isinstance(error, IsADirectoryError):
+        return SourceError(f"{path}: is a directory; give a log or recording file")
+    if isinstance(error, PermissionError):
+        return SourceError(f"{path}: permission denied; check the file's permissions")
+    return SourceError(f"{path}: cannot read it ({error.strerror or error})")
 
 
 def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
@@ -226,7 +454,13 @@ def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         return None
     version = header.get("version")
-    if not isinstance(version, int) or version > VERSION:
+    if type(version) is not int:  # true is an int to isinstance; "2" and 2.5 are not versions
+        found = "missing" if "version" not in header else shown_with_kind(version)
+        raise SourceError(
+            f"{path}: recording version is {found}, expected an integer; "
+            "the header is damaged or the file was not written by anemon"
+        )
+    if version > VERSION:
         raise SourceError(
             f"{path}: recording format version {version} is newer than this anemon reads "
             f"({VERSION}); upgrade anemon"

@@ -1,23 +1,32 @@
 """Turn a stream of byte chunks into complete text lines (line-protocol.md, "Lines").
 
-Independent of files on purpose: the mirror tailer feeds it what it reads past its offset, and
-device backends feed it raw chunks (AFC partial reads, console streams) as they arrive.
+Independent of files on purpose: the mirror tailer feeds it what it reads past its offset,
+device backends feed it raw chunks (AFC partial reads, console streams) as they arrive, and
+the SOURCE reader feeds it a file (or a pipe, or a gzip stream) chunk by chunk.
 """
 
 from __future__ import annotations
 
+import re
+
 DEFAULT_MAX_LINE_BYTES = 1 << 20  # 1 MiB: far beyond any real record, small enough to hold
+BOM = b"\xef\xbb\xbf"
+"""A UTF-8 byte-order mark: dropped at the start of a stream so the first line parses."""
+_ENDING = re.compile(rb"\r\n|\r|\n")
 
 
 class LineAssembler:
     """Split fed bytes into complete lines; keep the incomplete tail for the next `feed`.
 
-    A line is complete only once its `\\n` has arrived; the `\\n` and one `\\r` before it are
-    stripped. Text is decoded as UTF-8 with replacement characters, so decoding never raises
-    (and a multi-byte character split across chunks is decoded whole, since only complete
-    lines are decoded). A line longer than `max_line_bytes` keeps its first `max_line_bytes`
+    A line ends at `\\n`, `\\r\\n` (one ending) or a lone `\\r` (old Mac logs, progress-style
+    output); the ending is stripped. A `\\r` at the end of a chunk ends its line at once, and
+    a `\\n` starting the next chunk is then taken as the rest of that `\\r\\n`, not as an
+    empty line. A UTF-8 byte-order mark at the very start is dropped. Text is decoded as
+    UTF-8 with replacement characters, so decoding never raises (and a multi-byte character
+    split across chunks is decoded whole, since only complete lines are decoded); NUL bytes
+    are kept as data. A line longer than `max_line_bytes` keeps its first `max_line_bytes`
     bytes, counts the rest without holding them, and is emitted with a
-    ` …[truncated N bytes]` marker when its newline arrives: memory stays bounded.
+    ` …[truncated N bytes]` marker when it ends: memory stays bounded.
     """
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
@@ -26,7 +35,8 @@ class LineAssembler:
         self._max = max_line_bytes
         self._held = bytearray()  # start of the incomplete line, at most `_max` bytes
         self._dropped = 0  # bytes of the incomplete line beyond `_max`, counted not held
-        self._last_cr = False  # whether the incomplete line's last byte was `\r`
+        self._after_cr = False  # the last chunk ended a line with `\r`: a `\n` may follow
+        self._at_start = True  # no line taken yet: a BOM may lead the first one
 
     @property
     def pending(self) -> int:
@@ -39,34 +49,48 @@ class LineAssembler:
 
     def feed(self, data: bytes) -> list[str]:
         """Add `data`; return the lines it completed, in order, without their terminators."""
-        view = memoryview(data)
-        lines: list[str] = []
-        start = 0
-        while (newline := data.find(b"\n", start)) != -1:
-            self._hold(view[start:newline])
+        return [text for text, _cut in self.feed_counted(data)]
+
+    def feed_counted(self, data: bytes) -> list[tuple[str, int]]:
+        """As `feed`, each line with the number of bytes cut off it (0: kept whole)."""
+        if not data:
+            return []
+        if self._after_cr:
+            self._after_cr = False
+            if data[:1] == b"\n":
+                data = data[1:]  # the `\n` of a `\r\n` split across chunks
+        parts = _ENDING.split(data) if b"\r" in data else data.split(b"\n")
+        if len(parts) > 1 and data.endswith(b"\r"):
+            self._after_cr = True
+        lines: list[tuple[str, int]] = []
+        for part in parts[:-1]:
+            self._hold(part)
             lines.append(self._take_line())
-            start = newline + 1
-        self._hold(view[start:])
+        self._hold(parts[-1])
         return lines
 
-    def _hold(self, part: memoryview) -> None:
+    def finish(self) -> tuple[str, int] | None:
+        """The incomplete last line (its ending never came: end of file), or None if none;
+        the assembler starts over empty."""
+        if not self._held and not self._dropped:
+            return None
+        return self._take_line()
+
+    def _hold(self, part: bytes) -> None:
         """Append `part` to the incomplete line, keeping at most `_max` bytes of it."""
         if not part:
             return
         room = self._max - len(self._held)
         self._held += part[:room]
         self._dropped += max(0, len(part) - room)
-        self._last_cr = part[-1] == 0x0D
 
-    def _take_line(self) -> str:
-        """Finish the incomplete line (its `\\n` arrived) and start a new one."""
+    def _take_line(self) -> tuple[str, int]:
+        """Finish the incomplete line (its ending arrived) and start a new one."""
         held, dropped = self._held, self._dropped
-        if self._last_cr:
-            # The `\r` of a `\r\n` ending is the last byte received: held or dropped.
-            if dropped:
-                dropped -= 1
-            else:
-                del held[-1]
+        if self._at_start:
+            self._at_start = False
+            if held.startswith(BOM):
+                del held[: len(BOM)]
         text = held.decode("utf-8", errors="replace")
-        self._held, self._dropped, self._last_cr = bytearray(), 0, False
-        return f"{text} …[truncated {dropped} bytes]" if dropped else text
+        self._held, self._dropped = bytearray(), 0
+        return (f"{text} …[truncated {dropped} bytes]", dropped) if dropped else (text, 0)

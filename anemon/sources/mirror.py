@@ -4,6 +4,11 @@ The mirror may be appended to, rewritten whole in place, replaced atomically (te
 truncated, deleted and recreated, or replaced by a different log. The tailer tells these apart
 by content, not by events or inodes: each check compares a fingerprint of what it has read
 against the file as it is now, then reads only the bytes past its offset.
+
+It may also turn hostile: become unreadable, a directory or a FIFO (each a gap, `LogGap`,
+until it is a readable file again), or a symlink swapped to another log and back. The
+fingerprints of the last few logs are kept, so a log that comes back is read on from where it
+was left, never again from its start.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import bisect
 import contextlib
 import hashlib
 import os
+import stat
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +26,7 @@ from typing import BinaryIO, Literal
 
 from watchfiles import Change, awatch
 
-from anemon.sources.items import LogItem, LogReset
+from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.sources.lines import DEFAULT_MAX_LINE_BYTES, LineAssembler
 
 WINDOW = 4096  # bytes compared at the head, before the offset, and before each checkpoint
@@ -28,6 +34,9 @@ CHECKPOINT_EVERY = 64 * 1024
 READ_CHUNK = 1 << 20  # bounds memory while catching up on a large file
 DEBOUNCE_MS = 20  # small: a single append should surface within ~50-100 ms
 STEP_MS = 50
+EARLIER_LOGS = 8
+"""Logs left for another one (a symlink swapped, a rename) remembered, to resume if back."""
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,10 @@ class _Verdict:
 
 _READ = _Verdict("read")
 _WAIT = _Verdict("wait")
+
+
+class _Unreachable(Exception):
+    """The path exists but cannot be read as a file; `str()` says why (a gap's reason)."""
 
 
 def _digest(data: bytes) -> bytes:
@@ -122,7 +135,9 @@ class MirrorTailer:
         self._max_line_bytes = max_line_bytes
         self._seen = _Seen()
         self._lines = LineAssembler(max_line_bytes)
+        self._earlier: list[tuple[_Seen, LineAssembler]] = []  # most recent last
         self._missing = False
+        self._gap: str | None = None  # why the path is unreadable, while a gap is open
         self.bytes_read = 0  # every byte read from the file, comparisons included
 
     @property
@@ -139,67 +154,110 @@ class MirrorTailer:
         """Whether the file was absent at the last check."""
         return self._missing
 
+    @property
+    def unreachable(self) -> str | None:
+        """Why the path could not be read at the last checks (a gap is open), else None."""
+        return self._gap
+
     def check(self) -> list[LogItem]:
-        """Compare the file with what was read, then return its new lines (and any reset)."""
+        """Compare the file with what was read, then return its new lines (and any reset).
+
+        A path that exists but cannot be read (no permission, a directory, a FIFO, an I/O
+        error) opens a gap, once; the first good read after it closes the gap. A missing
+        file is not a gap: deleting and recreating it is one way a mirror is refreshed.
+        """
+        items: list[LogItem] = []
         try:
-            file = open(self._path, "rb", buffering=0)  # noqa: SIM115 - closed just below
+            file = _open_regular(self._path)
         except FileNotFoundError:
             self._missing = True  # being recreated, or not mirrored yet: not an error
             return []
+        except _Unreachable as e:
+            self._missing = False
+            return self._open_gap(str(e))
         self._missing = False
+        if self._gap is not None:
+            items.append(LogGap("end", f"the mirror is readable again (was: {self._gap})"))
+            self._gap = None
         with file:
             # One open file for the comparison and the read, so both see the same file.
-            return self._check_open(file, os.fstat(file.fileno()).st_size)
+            try:
+                items.extend(self._check_open(file, os.fstat(file.fileno()).st_size))
+            except OSError as e:  # an I/O error mid-read: what was read so far is kept
+                items.extend(self._open_gap(_why(e)))
+        return items
+
+    def _open_gap(self, reason: str) -> list[LogItem]:
+        if self._gap is not None:
+            return []
+        self._gap = reason
+        return [LogGap("begin", reason)]
 
     def _check_open(self, file: BinaryIO, size: int) -> list[LogItem]:
-        verdict = self._classify(file, size)
-        if verdict.action == "wait":
-            return []
+        verdict = self._classify(self._seen, file, size)
         items: list[LogItem] = []
         if verdict.action == "reset":
-            items.append(LogReset(verdict.reason))
-            self._restart()
+            items.append(LogReset(self._switch(file, size) or verdict.reason))
+        elif verdict.action == "wait":
+            return []
         items.extend(self._read_new(file, size))
         return items
 
-    def _restart(self) -> None:
+    def _switch(self, file: BinaryIO, size: int) -> str | None:
+        """Leave the current log for the file's: an earlier log if the file is one (then say
+        where it is read on from), else a new one read from its start (None)."""
+        left = (self._seen, self._lines)
+        for index, (seen, lines) in enumerate(reversed(self._earlier)):
+            if self._classify(seen, file, size).action != "reset":
+                del self._earlier[len(self._earlier) - 1 - index]
+                self._remember(left)
+                self._seen, self._lines = seen, lines
+                return f"an earlier log is back: read on from byte {seen.offset}"
+        self._remember(left)
         self._seen = _Seen()
         self._lines = LineAssembler(self._max_line_bytes)
+        return None
 
-    def _classify(self, file: BinaryIO, size: int) -> _Verdict:
+    def _remember(self, log: tuple[_Seen, LineAssembler]) -> None:
+        if log[0].offset:
+            self._earlier.append(log)
+            del self._earlier[: max(0, len(self._earlier) - EARLIER_LOGS)]
+
+    def _classify(self, seen: _Seen, file: BinaryIO, size: int) -> _Verdict:
         """Read on, wait for a rewrite in progress, or reset for a different log."""
-        if self._seen.offset == 0:
+        if seen.offset == 0:
             return _READ
-        if not self._head_matches(file, size):
+        if not self._head_matches(seen, file, size):
             return _Verdict("reset", "the start of the file changed")
-        if size >= self._seen.offset:
-            if self._tail_matches(file):
+        if size >= seen.offset:
+            if self._tail_matches(seen, file):
                 return _READ
             return _Verdict("reset", "the bytes before the read offset changed")
-        if self._tail_prefix_matches(file, size) and self._checkpoint_matches(file, size):
+        if self._tail_prefix_matches(seen, file, size) and self._checkpoint_matches(
+            seen, file, size
+        ):
             return _WAIT
         return _Verdict("reset", "the file shrank and is not a prefix of what was read")
 
-    def _head_matches(self, file: BinaryIO, size: int) -> bool:
-        length = min(len(self._seen.head), size)
-        return self._read_at(file, 0, length) == self._seen.head[:length]
+    def _head_matches(self, seen: _Seen, file: BinaryIO, size: int) -> bool:
+        length = min(len(seen.head), size)
+        return self._read_at(file, 0, length) == seen.head[:length]
 
-    def _tail_matches(self, file: BinaryIO) -> bool:
-        seen = self._seen
+    def _tail_matches(self, seen: _Seen, file: BinaryIO) -> bool:
         if seen.offset <= len(seen.head):
             return True  # the tail is within the head, already compared
         return self._read_at(file, seen.tail_start, len(seen.tail)) == seen.tail
 
-    def _tail_prefix_matches(self, file: BinaryIO, size: int) -> bool:
+    def _tail_prefix_matches(self, seen: _Seen, file: BinaryIO, size: int) -> bool:
         """Where a shorter file reaches into our tail window, its bytes must be ours."""
-        start = max(self._seen.tail_start, len(self._seen.head))
+        start = max(seen.tail_start, len(seen.head))
         if size <= start:
             return True
-        expected = self._seen.tail[start - self._seen.tail_start : size - self._seen.tail_start]
+        expected = seen.tail[start - seen.tail_start : size - seen.tail_start]
         return self._read_at(file, start, size - start) == expected
 
-    def _checkpoint_matches(self, file: BinaryIO, size: int) -> bool:
-        checkpoint = self._seen.checkpoint_at_or_below(size)
+    def _checkpoint_matches(self, seen: _Seen, file: BinaryIO, size: int) -> bool:
+        checkpoint = seen.checkpoint_at_or_below(size)
         if checkpoint is None:
             return True  # the head covers everything up to the first checkpoint's window
         window = self._read_at(file, checkpoint.end - WINDOW, WINDOW)
@@ -289,6 +347,49 @@ class MirrorTailer:
                 wake.set()
             if _identity(directory) != identity:
                 return  # a watch on a deleted directory stays silent: start over
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """Open `path` for reading if it is a regular file (following symlinks).
+
+    FileNotFoundError if it is absent (a dangling symlink too); `_Unreachable`, saying why,
+    if it exists but cannot be read as a file. Opened non-blocking, so a FIFO is reported
+    rather than waited on; a directory opens on POSIX and is told apart by its mode.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise _Unreachable(_why(e)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as e:
+        os.close(fd)
+        raise _Unreachable(_why(e)) from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise _Unreachable(f"the mirror is {_kind_of(mode)}, not a file")
+    return os.fdopen(fd, "rb", buffering=0)
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def _why(error: OSError) -> str:
+    """A gap's reason for an OSError: what the OS said, without the path (the event has it)."""
+    if isinstance(error, PermissionError):
+        return "the mirror is not readable (permission denied)"
+    if isinstance(error, IsADirectoryError):
+        return "the mirror is a directory, not a file"
+    return f"the mirror cannot be read ({error.strerror or type(error).__name__})"
 
 
 def _named(name: str) -> Callable[[Change, str], bool]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,11 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
 
 
 class Replayer:
-    """Plays `events` (in time order) into `self.session`; a seek back rebuilds the Session."""
+    """Plays `events` in time order into `self.session`; a seek back rebuilds the Session.
+
+    Events out of time order (a damaged or hand-edited recording) are sorted stably by `t`
+    first, and counted in `reordered`; an event whose `t` is not finite takes the previous
+    event's. So every replay reaches its end."""
 
     def __init__(
         self,
@@ -32,8 +37,8 @@ class Replayer:
         monotonic: Callable[[], float] = time.monotonic,
         listener: Callable[[Event], None] | None = None,
     ) -> None:
-        self.events = events
-        self.times = [e.t for e in events]
+        self.events, self.reordered = in_time_order(events)
+        self.times = [e.t for e in self.events]
         self.start = self.times[0] if self.times else 0.0
         self.duration = (self.times[-1] - self.start) if self.times else 0.0
         self.speed = speed
@@ -117,6 +122,27 @@ class Replayer:
             if on_tick is not None and added:
                 on_tick(added)
             await asyncio.sleep(0 if math.isinf(self.speed) else interval)
+
+
+def in_time_order(events: Sequence[Event]) -> tuple[Sequence[Event], int]:
+    """`events` sorted stably by `t` (a non-finite `t` taken as the previous event's), and
+    how many were out of order; the sequence itself when it is already in order."""
+    placed: list[Event] | None = None
+    latest = -math.inf
+    previous = 0.0
+    out_of_order = 0
+    for index, event in enumerate(events):
+        if not math.isfinite(event.t):
+            placed = placed if placed is not None else list(events)
+            placed[index] = event = dataclasses.replace(event, t=previous)
+        if event.t < latest:
+            out_of_order += 1
+        latest = max(latest, event.t)
+        previous = event.t
+    if placed is None and not out_of_order:
+        return events, 0
+    ordered = sorted(placed if placed is not None else events, key=lambda e: e.t)
+    return ordered, out_of_order
 
 
 class ReplayClock:

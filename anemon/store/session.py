@@ -96,6 +96,9 @@ class ArmSeries:
     """An abort marker ("abort arm", "abort session ...") during the latest round."""
     outcome_events: int = 0
     """Bumped by each of the above (a view compares it to know the status may have changed)."""
+    cooldown_s: float | None = None
+    """Seconds anemon waited in the cooldown just before the arm's first launch (None: no
+    cooldown came before it, as for the first arm or a log anemon did not drive)."""
 
     def __len__(self) -> int:
         return len(self.columns["t"])
@@ -137,6 +140,8 @@ class Session:
     phase: PhaseEvent | None = None
     cooldown: CooldownEvent | None = None
     current_arm: str | None = None
+    cooled: dict[str, float] = field(default_factory=dict)
+    """Per arm, the seconds of its ended cooldown whose launch has not STARTed yet."""
     telemetry: list[TelemetryEvent] = field(default_factory=list)
     """Host-side readings as they came (a few per minute)."""
     markers: list[MarkerEvent] = field(default_factory=list)
@@ -183,6 +188,9 @@ class Session:
 
     def _on_start(self, event: StartEvent) -> None:
         arm = self._record_arm(event)
+        cooled = self.cooled.pop(arm.name, None)
+        if arm.rounds == 0:
+            arm.cooldown_s = cooled
         arm.rounds += 1
         arm.start = event
         arm.round_end = arm.round_error = arm.verdict = arm.abort = None
@@ -250,6 +258,8 @@ class Session:
 
     def _on_cooldown(self, event: CooldownEvent) -> None:
         self.cooldown = None if event.done else event
+        if event.done and event.arm is not None and isinstance(event.elapsed_s, int | float):
+            self.cooled[event.arm] = round(float(event.elapsed_s), 1)
 
     def _record_arm(self, event: RecordEvent) -> ArmSeries:
         return self.arm(event.arm or "(no arm)")

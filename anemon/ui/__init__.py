@@ -15,18 +15,20 @@ if TYPE_CHECKING:
 __all__ = ["DashboardView", "LayoutError", "launch"]
 
 
-def launch(feed: Feed, layout: str = "default", *, save_dir: Path | None = None) -> Ending:
+def launch(feed: Feed, layout: str | None = None, *, save_dir: Path | None = None) -> Ending:
     """Show the dashboard on `feed` until the operator quits (or a signal); how it ended.
 
     `layout` is a built-in name or a .tcss path, checked before the app starts (LayoutError,
-    exit 2). The feed's lifecycle is `run_feed`'s: a live feed runs beside the app; on quit it
-    is stopped, allowed to finish reading what is pending, then closed — as on SIGINT.
+    exit 2); None: the default, or the compact layout in a terminal too small for it. The
+    feed's lifecycle is `run_feed`'s: a live feed runs beside the app; on quit it is stopped,
+    allowed to finish reading what is pending, then closed — as on SIGINT.
     """
-    path = resolve(layout)
+    path = resolve(layout or "default")
     from anemon.feeds.lifecycle import run_feed_sync
     from anemon.ui.app import Dashboard
 
-    return run_feed_sync(feed, DashboardView(Dashboard(feed, path, save_dir=save_dir)))
+    app = Dashboard(feed, path, save_dir=save_dir, chosen=layout is not None)
+    return run_feed_sync(feed, DashboardView(app))
 
 
 class DashboardView:
@@ -41,7 +43,7 @@ class DashboardView:
         await self.app.run_async(headless=self.headless)
 
     def leave(self) -> None:
-        self.app.exit()
+        self.app.leave()
 
     def failed(self, error: BaseException) -> None:
         """On screen (and raised again after quit)."""

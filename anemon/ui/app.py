@@ -21,7 +21,9 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from anemon.feeds import Feed, ReplayControls, RunControls
+from anemon.feeds.replay import EXPORTS_DIR
 from anemon.store import Session
+from anemon.text import printable
 from anemon.ui import keys, layouts
 from anemon.ui.arms_table import BRIEF, ArmsTable
 from anemon.ui.charts import Chart, Charts, Strip, Strips
@@ -34,9 +36,8 @@ from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline
 
 BASE_CSS = Path(__file__).with_name("dashboard.tcss")
-EXPORTS_DIR = "anemon-exports"
-"""Where `e` and `s` write when not told (`save_dir`): under the cwd, made on demand (git
-ignores it)."""
+# EXPORTS_DIR: where `e` and `s` write when not told (`save_dir`), under the cwd, made on
+# demand (git ignores it); a replay's markers go there too (`feeds.replay`)
 MAIN_CHARTS = ("decode", "power", "prefill", "thermal", "battery", "free")
 PAIR_CHARTS = ("arm-a", "arm-b")
 
@@ -65,6 +66,7 @@ class Dashboard(App[None]):
         layout: Path,
         *,
         save_dir: Path | None = None,
+        chosen: bool = True,
         tick_s: float = 0.1,
         redraw_s: float = 0.2,
         log_lines: int = 2000,
@@ -72,6 +74,8 @@ class Dashboard(App[None]):
         super().__init__(css_path=[BASE_CSS, layout])
         self.feed = feed
         self.layout_path = layout
+        self.chosen = chosen
+        """The operator named the layout (--layout): it is kept in a small terminal too."""
         self.layouts = layouts.choices(layout)
         self.save_dir = save_dir or Path.cwd() / EXPORTS_DIR
         self.tick_s = tick_s
@@ -87,6 +91,8 @@ class Dashboard(App[None]):
         self._table_at = float("-inf")
         self._settling = 0
         self.confirm = Confirm()
+        self.mounted = False
+        self._leave_when_mounted = False
         """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
 
     def compose(self) -> ComposeResult:
@@ -114,7 +120,31 @@ class Dashboard(App[None]):
         if self.feed.replay is not None:
             self.set_interval(self.tick_s, self.tick)
         self.set_interval(self.redraw_s, self.redraw)
+        self.fit_terminal()
         self.call_after_refresh(self.redraw, True)
+        self.mounted = True
+        if self._leave_when_mounted:
+            self.exit()
+
+    def leave(self) -> None:
+        """Exit now, or once mounted: a signal or a failed recording in the first moments
+        must not tear the widgets down under `on_mount`."""
+        if self.mounted:
+            self.exit()
+        else:
+            self._leave_when_mounted = True
+
+    def fit_terminal(self) -> None:
+        """In a terminal smaller than the default layout needs, use the compact one if the
+        operator did not choose the layout, else say how to; once, at start."""
+        if self.layout_path != layouts.DEFAULT or not layouts.too_small(self.size):
+            return
+        size = f"{self.size.width}x{self.size.height}"
+        if self.chosen:
+            self.notify(f"small terminal ({size}): press l for the compact layout", timeout=8)
+            return
+        self.use_layout(layouts.COMPACT, say=False)
+        self.notify(f"small terminal ({size}): the compact layout; l switches layouts", timeout=8)
 
     def tick(self) -> None:
         """Replay: add what came due (bounded per tick), move the timeline."""
@@ -283,22 +313,31 @@ class Dashboard(App[None]):
         self.push_screen(MarkerPrompt(), self._add_marker)
 
     def _add_marker(self, note: str | None) -> None:
-        if note:
+        if not note:
+            return
+        try:
             self.feed.marker(note)
+        except OSError as e:
+            self.notify(f"marker not saved: {printable(str(e))}", severity="error", timeout=8)
+            return
+        finally:
             self.redraw()
+        record = self.feed.record
+        self.notify(f"marker saved to {record}" if record else "marker added", timeout=4)
 
     def action_next_layout(self) -> None:
         i = self.layouts.index(self.layout_path) if self.layout_path in self.layouts else -1
         self.use_layout(self.layouts[(i + 1) % len(self.layouts)])
 
-    def use_layout(self, path: Path) -> None:
-        """Swap the layout file in the stylesheet and re-apply the CSS, live."""
+    def use_layout(self, path: Path, say: bool = True) -> None:
+        """Swap the layout file in the stylesheet and re-apply the CSS, live (`say`: notify)."""
         self.stylesheet.source.pop((os.path.abspath(self.layout_path), ""), None)
         self.stylesheet.read(path)
         self.layout_path = path
         self.refresh_css()
         self.call_after_refresh(self.redraw, True)
-        self.notify(f"layout {path.stem}", timeout=2)
+        if say:
+            self.notify(f"layout {path.stem}", timeout=2)
 
     def action_export(self) -> None:
         self.save_dir.mkdir(parents=True, exist_ok=True)

@@ -17,10 +17,10 @@ from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region, Size
-from textual.widgets import Label, Sparkline
+from textual.widgets import Label, Sparkline, Static
 from textual_hires_canvas import Canvas
 from textual_plot import HiResMode, LegendLocation, PlotWidget
-from textual_plot.axis_formatter import AxisFormatter
+from textual_plot.axis_formatter import AxisFormatter, NumericAxisFormatter
 from textual_plot.plot_widget import FloatScalar, LinePlot
 
 from anemon.events import THERMAL_NAMES
@@ -61,6 +61,8 @@ class ChartSpec:
     same, the chart is redrawn only once its x axis has grown by a column: host readings come
     every second, and a reading that only extends a line (the same value again; a power
     reading between two trials) can wait that long, as the axis does."""
+    value: Callable[[float], str] = lambda v: f"{v:,.1f}"
+    """A value in words, for the text form of a chart too short to plot (`Chart.min_rows`)."""
 
 
 def elapsed(session: Session) -> float:
@@ -215,9 +217,15 @@ def power_title(session: Session) -> str:
 
 CHARTS: dict[str, ChartSpec] = {
     "decode": ChartSpec(lambda s: "decode tok/s", per_arm("decode_tps"), legend=True, data=trials),
-    "power": ChartSpec(power_title, power_lines, power_limits, data=power_data),
+    "power": ChartSpec(
+        power_title, power_lines, power_limits, data=power_data, value=lambda v: f"{v:.2f} W"
+    ),
     "prefill": ChartSpec(
-        lambda s: "prefill tok/s", per_arm("prompt_tps"), legend=True, data=trials
+        lambda s: "prefill tok/s",
+        per_arm("prompt_tps"),
+        legend=True,
+        data=trials,
+        value=lambda v: f"{v:,.0f}",
     ),
     "thermal": ChartSpec(
         lambda s: "thermal state",
@@ -225,15 +233,20 @@ CHARTS: dict[str, ChartSpec] = {
         ylimits=lambda s: (-0.1, 3.1),
         thermal_axis=True,
         data=latest("thermal"),
+        value=lambda v: THERMAL_NAMES[int(v)],
     ),
     "battery": ChartSpec(
         battery_title,
         session_line("battery", "#87d787"),
         lambda s: (0, 100),
         data=lambda s: (s.battery.last(), s.battery_state),
+        value=lambda v: f"{v:.0f} %",
     ),
     "free": ChartSpec(
-        lambda s: "free disk GB", session_line("free_gb", "#87afff"), data=latest("free_gb")
+        lambda s: "free disk GB",
+        session_line("free_gb", "#87afff"),
+        data=latest("free_gb"),
+        value=lambda v: f"{v:,.1f} GB",
     ),
     "arm-a": ChartSpec(nth_arm_title(0), nth_arm(0), decode_limits, xmax=longest_arm, data=trials),
     "arm-b": ChartSpec(nth_arm_title(1), nth_arm(1), decode_limits, xmax=longest_arm, data=trials),
@@ -273,10 +286,75 @@ class ThermalFormatter(AxisFormatter):
         return [THERMAL_NAMES[int(t)] for t in ticks]
 
 
-class Chart(PlotWidget, can_focus=False):
-    """A PlotWidget fed decimated series on demand; not focusable, so app keys stay the app's."""
+class FittedFormatter(NumericAxisFormatter):
+    """A numeric y axis with no more ticks than its `rows` can hold a row apart (every k-th
+    of the nice ticks in range), so no two labels share, and overwrite, a row."""
 
-    DEFAULT_CSS = "Chart { border: round $secondary-darken-2; }"
+    def __init__(self) -> None:
+        self.rows = 8
+
+    def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
+        ticks = [t for t in super().get_ticks(min_, max_, max_ticks) if min_ <= t <= max_]
+        room = max(1, (self.rows + 1) // 2)
+        return ticks[:: math.ceil(len(ticks) / room)] if ticks else ticks
+
+
+MIN_ROWS = 3
+"""Rows inside the axes a numeric chart needs: two ticks (`FittedFormatter`) on rows of their
+own, so a reader can tell the scale. Fewer, and the chart shows its latest values as text."""
+
+
+Latest = tuple[str, str | None, str]
+"""The text form's entry for one line: its colour, its label (None: unlabelled), its value."""
+
+
+def latest_values(lines: Sequence[Line], value: Callable[[float], str]) -> list[Latest]:
+    """The newest finite value of each label (each arm; an unlabelled line alone): what a
+    chart too short to plot says instead."""
+    newest: dict[str | None, tuple[float, float, str]] = {}
+    for line in lines:
+        keep = ~(np.isnan(line.x) | np.isnan(line.y))
+        if not keep.any():
+            continue
+        at = int(np.flatnonzero(keep)[-1])
+        x, y = float(line.x[at]), float(line.y[at])
+        if line.label not in newest or x >= newest[line.label][0]:
+            newest[line.label] = (x, y, line.colour)
+    return [(colour, label, value(y)) for label, (_, y, colour) in newest.items()]
+
+
+def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
+    """The entries on one line, each after a stroke of its line's colour, if they fit
+    `width`; else one a line if `height` allows; else the values alone on one line (the
+    colours name the arms, as in every chart). Never an entry cut in two."""
+    if not entries:
+        return Text("no data yet", style="dim")
+
+    def entry(colour: str, label: str | None, value: str, named: bool = True) -> Text:
+        name = f"{label} " if label and named else ""
+        return Text.assemble(("━ ", colour), name, (value, "bold"))
+
+    named = [entry(*e) for e in entries]
+    line = Text("  ").join(named)
+    if line.cell_len <= width:
+        return line
+    if len(named) <= height:
+        return Text("\n").join(named)
+    return Text("  ").join(entry(*e, named=False) for e in entries)
+
+
+class Chart(PlotWidget, can_focus=False):
+    """A PlotWidget fed decimated series on demand; not focusable, so app keys stay the app's.
+
+    Too short to label its values correctly (fewer rows inside the axes than `min_rows`), it
+    shows its latest value per arm as text instead of the plot: a chart never lies."""
+
+    DEFAULT_CSS = """
+    Chart { border: round $secondary-darken-2; }
+    Chart > .latest { display: none; layer: plot; padding: 0 1; }
+    Chart.short > Grid { display: none; }
+    Chart.short > .latest { display: block; }
+    """
 
     def __init__(self, spec: ChartSpec, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
         super().__init__(id=id, allow_pan_and_zoom=False)
@@ -286,6 +364,24 @@ class Chart(PlotWidget, can_focus=False):
         """(session id, data signature, size) of the last draw: nothing new, nothing to do."""
         self.drawn_end = 0.0
         """Where the x axis ended at the last draw."""
+        self.y_axis = FittedFormatter()
+        self.latest: list[Latest] = []
+        """The text form's values, from the last draw."""
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Static(classes="latest")
+
+    @property
+    def min_rows(self) -> int:
+        """Rows inside the axes needed to label the values correctly: the thermal chart one
+        per state it names, a numeric one two ticks a row apart."""
+        return len(THERMAL_NAMES) if self.spec.thermal_axis else MIN_ROWS
+
+    @property
+    def short(self) -> bool:
+        """Too few rows to plot: the text form is shown."""
+        return self.plot_size[1] < self.min_rows
 
     def on_mount(self) -> None:
         self.border_title = Text(self.spec.title(Session()))  # before the first draw's turn
@@ -293,8 +389,7 @@ class Chart(PlotWidget, can_focus=False):
         self.margin_bottom = 1
         self.margin_left = 10 if self.spec.thermal_axis else 7
         self.set_x_formatter(self.elapsed_axis)
-        if self.spec.thermal_axis:
-            self.set_y_formatter(ThermalFormatter())
+        self.set_y_formatter(ThermalFormatter() if self.spec.thermal_axis else self.y_axis)
 
     def render(self) -> RenderResult:
         # textual-plot draws pixel by pixel and each pixel refreshes its canvas: one refresh each
@@ -325,10 +420,15 @@ class Chart(PlotWidget, can_focus=False):
             return False
         self.drawn, self.drawn_end = key, end
         self.border_title = Text(self.spec.title(session))
+        lines = self.spec.lines(session)
+        self.latest = latest_values(lines, self.spec.value)
+        if self.show_short():
+            return True
         self.elapsed_axis.fit = max(2, self.columns // 7)
+        self.y_axis.rows = self.plot_size[1]
         self.clear()
         xs, ys = [], []
-        for line in self.spec.lines(session):
+        for line in lines:
             x, y = line.x, line.y
             if line.step:
                 x, y = steps(x, y, end=elapsed(session))
@@ -347,6 +447,18 @@ class Chart(PlotWidget, can_focus=False):
     def on_resize(self) -> None:
         # the points stay until the next draw, but a legend placed for the old size may hide them
         self.place_legend()
+        self.y_axis.rows = self.plot_size[1]  # the ticks are placed again at the new height
+        self.show_short()
+
+    def show_short(self) -> bool:
+        """The text form if the chart is too short to plot (now: a resize redraws nothing),
+        else the plot; returns whether it is short."""
+        short = self.short
+        self.set_class(short, "short")
+        if short:
+            width, height = self.content_size.width - 2, self.content_size.height  # padding
+            self.query_one(".latest", Static).update(latest_text(self.latest, width, height))
+        return short
 
     def place_legend(self) -> None:
         """In the first corner (bottom left first) where it hides no line; else in the bottom

@@ -32,6 +32,17 @@ LAYOUTS_DIR = _builtin_dir()
 """The built-in layouts (the repository's `layouts/`, installed as `anemon.layouts`)."""
 BUILTIN = ("default", "compact", "wall", "ab")
 """In the order the layout key cycles through them."""
+DEFAULT = LAYOUTS_DIR / "default.tcss"
+COMPACT = LAYOUTS_DIR / "compact.tcss"
+DEFAULT_NEEDS = (100, 32)
+"""Columns and rows the default layout needs: its decode and power charts plot (four rows
+inside their axes) and the arms table fits. A smaller terminal gets the compact layout
+unless the operator chose one (`Dashboard.fit_terminal`)."""
+
+
+def too_small(size: tuple[int, int]) -> bool:
+    """A terminal of `size` (columns, rows) is too small for the default layout."""
+    return size[0] < DEFAULT_NEEDS[0] or size[1] < DEFAULT_NEEDS[1]
 
 
 class LayoutError(AnemonError):

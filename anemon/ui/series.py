@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from array import array
 
 import numpy as np
@@ -21,8 +20,7 @@ from anemon.events import (
     RecordEvent,
     ResetEvent,
 )
-
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+from anemon.text import printable
 
 
 def column(values: array) -> np.ndarray:
@@ -103,7 +101,7 @@ def charging_text(charging: bool | None, plugged: bool | None, app_state: str | 
 
 def literal(line: str) -> str:
     """Log text as data: control characters (ANSI escapes too) become visible `\\xNN`."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
+    return printable(line)
 
 
 def log_text(event: Event) -> str:

@@ -18,7 +18,8 @@ KEYS = {
     "decode_max", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
     "battery_start", "battery_end", "errors", "rounds",
     "power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note",
-    "status", "status_reason",
+    "status", "status_reason", "burst_tps", "sustained_tps", "retained_pct", "fade_10_s",
+    "fade_25_s", "fade_50_s", "serious_frac", "cooldown_s",
 }  # fmt: skip
 
 

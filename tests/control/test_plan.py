@@ -89,7 +89,8 @@ def test_defaults_fill_a_minimal_plan():
         ('on_error = "next-arm"', 'on_error = "stop"', 32, "guards.on_error", "not one of"),
         ("poll_s = 2.0", "poll_s = true", 6, "device.poll_s", "must be a number"),
         ("prompt = 128", 'prompt = "128"', 16, "protocol.prompt", "must be an integer"),
-        ("seconds = 600", "seconds = -1", 15, "protocol.seconds", "must be > 0"),
+        ("seconds = 600", "seconds = -1", 15, "protocol.seconds",
+         "-1 is out of range (expected > 0 and <= 86400 seconds)"),
         ('until = "fair"', 'until = "cool"', 23, "cooldown.until", "not one of"),
         ("cap_s = 600", "cap_s = 60", 24, "cooldown.cap_s", "below min_s"),
         ('AB_MODEL = "minicpm5_1b_gpu_int8"', "AB_MODEL = 8", 40, "arms[1].env.AB_MODEL",
@@ -104,7 +105,7 @@ def test_defaults_fill_a_minimal_plan():
          "must be an integer"),
         ('id = ""', "id = 0", 5, "device.id", "must be a string, not an integer"),
         ("fault_count = 1", "fault_count = -1", 51, "sim.arms.minicpm5_1b_ane_pal8.fault_count",
-         "must be >= 0"),
+         "expected >= 0 and <= 1000"),
         ('profile = "minicpm5_1b_ane_pal8"', 'profile = "gpt5"', 48,
          "sim.arms.minicpm5_1b_ane_pal8.profile", "no built-in profile"),
     ],
@@ -152,9 +153,14 @@ def test_the_version_2_keys_default_to_version_1_behaviour():
     ("old", "new", "key", "problem"),
     [
         ('connect = "network"', 'connect = "bluetooth"', "device.connect", "not one of"),
-        ("power_s = 0.5", "power_s = 0", "device.power_s", "must be > 0"),
+        ("power_s = 0.5", "power_s = 0", "device.power_s", "expected >= 0.01 and <= 3600"),
         ('battery = "unplugged"', 'battery = "drained"', "protocol.battery", "not one of"),
-        ("power_w = 4.0", "power_w = -1", "sim.arms.minicpm5_1b_ane_pal8.power_w", "must be >= 0"),
+        (
+            "power_w = 4.0",
+            "power_w = -1",
+            "sim.arms.minicpm5_1b_ane_pal8.power_w",
+            "-1 is out of range",
+        ),
     ],
 )
 def test_each_bad_version_2_value_names_its_key(old, new, key, problem):

@@ -4,6 +4,7 @@ failure raised again; `run_feed_sync` on the loop the feed's clock needs."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import math
 import os
 import signal
@@ -15,11 +16,13 @@ from anemon.cli.common import hold_signals
 from anemon.clock import VirtualClock
 from anemon.control.plan import parse_plan
 from anemon.events import TrialEvent
+from anemon.feeds import RECORDING_STOPPED
 from anemon.feeds.lifecycle import run_feed, run_feed_sync
 from anemon.feeds.live import LiveFeed
 from anemon.feeds.plan import PlanRun
 from anemon.feeds.replay import ReplayFeed
 from anemon.pipeline import Pipeline
+from anemon.recording.writer import Recorder, RecordingError, make_header
 from tests.ui.helpers import StepLog
 from tests.ui.sample import sustained
 
@@ -172,3 +175,57 @@ def test_an_abort_before_the_recording_opens_is_still_recorded(tmp_path):
     events = [json.loads(line) for line in record.read_text().splitlines()[1:]]
     assert events[0]["kind"] == "marker" and events[0]["note"] == "abort session (SIGTERM)"
     assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+
+
+class _FullDisk:
+    """The recording's file, full: every write fails as a full disk does."""
+
+    def __init__(self, file) -> None:
+        self.file = file
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+
+class _Shown:
+    """A view that stays until it is left, as the dashboard does."""
+
+    def __init__(self) -> None:
+        self.left = asyncio.Event()
+        self.failures: list[BaseException] = []
+
+    async def show(self) -> None:
+        await self.left.wait()
+
+    def leave(self) -> None:
+        self.left.set()
+
+    def failed(self, error: BaseException) -> None:
+        self.failures.append(error)
+
+
+@pytest.mark.parametrize("shown", [False, True], ids=["headless", "view"])
+async def test_a_full_disk_ends_the_session_and_close_raises_it(tmp_path, shown) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path, make_header("test"))
+    feed = LiveFeed("test", Pipeline(recorder=recorder))
+    seen: list[object] = []
+    feed.subscribe(seen.append)
+
+    async def fill_the_disk() -> None:
+        await asyncio.sleep(0)
+        recorder._file = _FullDisk(recorder._file)
+        feed.marker("one event too many")
+
+    view = _Shown() if shown else None
+    filling = asyncio.create_task(fill_the_disk())
+    with pytest.raises(RecordingError, match=r"^recording: no space left on device writing "):
+        await asyncio.wait_for(run_feed(feed, view), timeout=30)
+    await filling
+    assert feed.finished and (view is None or view.left.is_set())
+    stopped = [e for e in seen if getattr(e, "source", "") == RECORDING_STOPPED]
+    assert len(stopped) == 1 and "no space left" in stopped[0].note
+    assert path.read_text().count("\n") == 1  # the header, whole

@@ -16,9 +16,11 @@ from .sample import replay_feed
 
 @pytest.fixture
 def make_app(tmp_path: Path) -> MakeApp:
-    """`make_app(layout="default", feed=None)`: a Dashboard saving exports under tmp_path."""
+    """`make_app(layout="default", feed=None)`: a Dashboard saving exports (and the sample
+    replay's markers) under tmp_path."""
 
     def make(layout: str = "default", feed: Feed | None = None) -> Dashboard:
-        return Dashboard(feed or replay_feed(), layouts.resolve(layout), save_dir=tmp_path)
+        feed = feed or replay_feed(markers_dir=tmp_path)
+        return Dashboard(feed, layouts.resolve(layout), save_dir=tmp_path)
 
     return make

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from anemon.events import (
     CooldownEvent,
@@ -149,11 +150,17 @@ def sustained(trials: int = 30, step_s: float = 4.5, power: bool = True) -> list
 
 
 def replay_feed(
-    events: list[Event] | None = None, at_end: bool = True, tag: str | None = None
+    events: list[Event] | None = None,
+    at_end: bool = True,
+    tag: str | None = None,
+    markers_dir: Path | None = None,
 ) -> ReplayFeed:
-    """A replay whose clock never moves (fixed clock): only keys change what it shows."""
+    """A replay whose clock never moves (fixed clock): only keys change what it shows; its
+    markers go to `markers_dir` (give one in a test that adds markers)."""
     events = events if events is not None else sustained()
-    feed = ReplayFeed(events, "sample.jsonl (simulated)", tag, monotonic=lambda: 0.0)
+    feed = ReplayFeed(
+        events, "sample.jsonl (simulated)", tag, markers_dir=markers_dir, monotonic=lambda: 0.0
+    )
     if at_end:
         feed.replay.seek(feed.replay.duration)
     return feed

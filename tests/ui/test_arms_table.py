@@ -140,3 +140,37 @@ async def test_an_arm_left_with_no_end_is_incomplete_once_another_runs() -> None
         await pilot.pause()
         assert arm_cell(table, "a") == "a (incomplete after 1 trial)"
         assert arm_cell(table, "b") == "b"
+
+
+def column(table: ArmsTable, arm: str, name: str) -> str:
+    keys = [c.key.value for c in table.ordered_columns]
+    return table.get_row(arm)[keys.index(name)].plain
+
+
+async def test_burst_to_sustained_and_retained_live() -> None:
+    """33 tok/s for the first minute, 22 from the eighth on (the public ANE anchor): the wide
+    table shows "33.0 → 22.0" and "66.7 %", the brief one burst → sustained; an arm under
+    180 s has no sustained figure yet, and gets one as its trials come."""
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        events: list[Event] = [StartEvent(t=0, wall=0, arm="ane")]
+        for i in range(61):  # el 0..600
+            el = 10.0 * i
+            decode = 33.0 if el <= 60 else 22.0 if el >= 480 else 33.0 - 11.0 * (el - 60) / 420
+            events.append(TrialEvent(t=el + 5, wall=el + 5, arm="ane", trial=i, app_t=el + 3,
+                                     decode_tps=decode, gen=256, thermal=1))  # fmt: skip
+        session = Session.from_events(events[:15])  # el 0..130
+        wide, brief = app.query_one("#wide", ArmsTable), app.query_one("#brief", ArmsTable)
+        for table in (wide, brief):
+            table.show(session)
+        await pilot.pause()
+        assert column(wide, "ane", "burst → sust") == "33.0 → —"
+        assert column(wide, "ane", "retained") == "—"
+        for event in events[15:]:
+            session.add(event)
+        for table in (wide, brief):
+            table.show(session)
+        await pilot.pause()
+        assert column(wide, "ane", "burst → sust") == "33.0 → 22.0"
+        assert column(wide, "ane", "retained") == "66.7 %"
+        assert column(brief, "ane", "burst → sust") == "33.0 → 22.0"

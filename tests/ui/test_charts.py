@@ -25,6 +25,7 @@ from anemon.ui.charts import (
     Strip,
     arm_colour,
     arm_spans,
+    latest_text,
     power_lines,
     power_title,
 )
@@ -87,10 +88,16 @@ async def draw_all(pilot: Pilot) -> None:
 
 
 def assert_charts_fit(app: Dashboard, names: set[str]) -> None:
+    """Each chart plots its series inside its axes, or is too short to and says its latest
+    values in words instead."""
     charts = shown_charts(app)
     assert {c.id for c in charts} == names
-    assert all(c._datasets for c in charts)
-    assert [p for c in charts for p in problems(c)] == []
+    plotted = [c for c in charts if not c.short]
+    assert plotted and all(c._datasets for c in plotted)
+    assert [p for c in plotted for p in problems(c)] == []
+    for chart in charts:
+        assert chart.has_class("short") == chart.short, chart.id
+        assert chart.query_one(".latest").display == chart.short, chart.id
 
 
 async def test_every_series_is_drawn_inside_its_axes(make_app: MakeApp) -> None:
@@ -329,7 +336,7 @@ async def test_a_point_at_the_x_limit_is_drawn_left_of_the_right_axis(
     app = make_app(feed=feed)
     async with app.run_test(size=size) as pilot:
         await draw_all(pilot)
-        charts = shown_charts(app)
+        charts = [c for c in shown_charts(app) if not c.short]  # the short ones plot nothing
         assert charts
         for chart in charts:
             ends = [float(d.x.max()) for d in chart._datasets if len(d.x)]
@@ -361,3 +368,71 @@ async def test_a_thermal_state_is_drawn_on_the_row_of_its_name(
             label = "".join(margin.get_pixel(x, row)[0] for x in range(width)).strip()
             assert label == name, (state, row)
         assert problems(thermal) == []
+
+
+def tick_labels(chart: Chart) -> list[str]:
+    """What the y axis says, row by row (blank rows left out)."""
+    margin = chart.query_one("#margin-left", Canvas)
+    rows = ["".join(margin.get_pixel(x, y)[0] for x in range(margin.size.width)).strip()
+            for y in range(margin.size.height)]  # fmt: skip
+    return [row for row in rows if row]
+
+
+@pytest.mark.parametrize("layout", ["default", "wall", "ab"])
+@pytest.mark.parametrize("height", [26, 28, 30, 31, 32, 33, 36, 40])
+async def test_a_chart_too_short_to_label_its_values_says_them_in_words(
+    make_app: MakeApp, layout: str, height: int
+) -> None:
+    """Every chart either labels each y tick on a row of its own (the thermal chart every
+    state), or shows its latest value per arm as one line of text instead of the plot."""
+    app = make_app(layout)
+    async with app.run_test(size=(120, height)) as pilot:
+        await draw_all(pilot)
+        charts = shown_charts(app)
+        assert charts
+        for chart in charts:
+            latest = chart.query_one(".latest")
+            if chart.short:
+                assert chart.plot_size[1] < chart.min_rows
+                assert latest.display and not chart.query_one("Grid").display
+                text = str(latest.render())
+                assert text.startswith("━ ") and "no data" not in text, (chart.id, text)
+                continue
+            assert not latest.display
+            labels = tick_labels(chart)
+            if chart.spec.thermal_axis:
+                assert labels == list(reversed(THERMAL_NAMES)), (chart.id, labels)
+            else:  # at least two ticks, each label a number of its own
+                assert len(labels) >= 2, (chart.id, labels)
+                values = [float(label) for label in labels]
+                assert values == sorted(values, reverse=True), (chart.id, labels)
+                assert len(set(values)) == len(values)
+        screen = app.export_screenshot()
+        assert "nomfair" not in screen and "nominalfair" not in screen
+
+
+async def test_the_text_form_names_each_arm_and_its_newest_value(make_app: MakeApp) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await draw_all(pilot)
+        session = app.feed.session
+        decode, thermal = app.query_one("#decode", Chart), app.query_one("#thermal", Chart)
+        assert decode.short and thermal.short
+        words = str(decode.query_one(".latest").render())
+        for arm in session.arms.values():
+            values = column(arm.columns["decode_tps"])[column(arm.columns["warmup"]) == 0]
+            assert f"{arm.name} {values[-1]:,.1f}" in words
+        newest = THERMAL_NAMES[int(session.thermal.last())]
+        assert str(thermal.query_one(".latest").render()) == f"━ {newest}"
+        await pilot.resize_terminal(120, 40)  # room again: the plot is back, without a redraw
+        await pilot.pause()
+        assert not decode.short and decode.query_one("Grid").display
+        assert not decode.query_one(".latest").display
+
+
+def test_the_text_form_is_one_line_when_it_fits_else_one_value_a_line() -> None:
+    entries = [("#fff", "a", "1.0"), ("#000", "bb", "22.0"), ("#111", None, "3")]
+    assert latest_text(entries, 40, 1).plain == "━ a 1.0  ━ bb 22.0  ━ 3"
+    assert latest_text(entries, 12, 3).plain == "━ a 1.0\n━ bb 22.0\n━ 3"
+    assert latest_text(entries, 12, 2).plain == "━ 1.0  ━ 22.0  ━ 3"  # the colours name them
+    assert latest_text([], 12, 2).plain == "no data yet"

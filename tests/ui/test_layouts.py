@@ -8,7 +8,19 @@ import pytest
 
 from anemon.errors import USAGE, AnemonError
 from anemon.ui import launch
-from anemon.ui.layouts import BUILTIN, LAYOUTS_DIR, LayoutError, available, choices, resolve
+from anemon.ui.app import Dashboard
+from anemon.ui.layouts import (
+    BUILTIN,
+    COMPACT,
+    DEFAULT,
+    DEFAULT_NEEDS,
+    LAYOUTS_DIR,
+    LayoutError,
+    available,
+    choices,
+    resolve,
+    too_small,
+)
 
 from .sample import replay_feed
 
@@ -52,3 +64,48 @@ def test_invalid_css_is_caught_before_the_app_starts(tmp_path: Path) -> None:
 def test_launch_refuses_an_unknown_layout_without_starting() -> None:
     with pytest.raises(LayoutError):
         launch(replay_feed(), layout="nope")
+
+
+def notes(app: Dashboard) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_a_small_terminal_gets_the_compact_layout_and_says_how_to_switch(
+    tmp_path: Path,
+) -> None:
+    """The default layout not chosen (no --layout) in 80x24: compact, and one note about `l`."""
+    app = Dashboard(replay_feed(), resolve("default"), save_dir=tmp_path, chosen=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.layout_path == COMPACT
+        assert app.query_one("#strips").display and not app.query_one("#charts").display
+        assert notes(app) == ["small terminal (80x24): the compact layout; l switches layouts"]
+        await pilot.press("l")  # on to the next layout, as ever
+        assert app.layout_path == LAYOUTS_DIR / "wall.tcss"
+
+
+async def test_a_chosen_default_layout_is_kept_in_a_small_terminal_with_a_hint(
+    tmp_path: Path,
+) -> None:
+    app = Dashboard(replay_feed(), resolve("default"), save_dir=tmp_path, chosen=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.layout_path == DEFAULT
+        assert notes(app) == ["small terminal (80x24): press l for the compact layout"]
+        await pilot.press("l")
+        assert app.layout_path == COMPACT
+
+
+@pytest.mark.parametrize("chosen", [False, True])
+async def test_a_large_terminal_keeps_the_default_layout_silently(
+    tmp_path: Path, chosen: bool
+) -> None:
+    app = Dashboard(replay_feed(), resolve("default"), save_dir=tmp_path, chosen=chosen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.layout_path == DEFAULT and notes(app) == []
+
+
+def test_only_a_terminal_smaller_than_the_default_needs_is_too_small() -> None:
+    assert too_small((80, 24)) and too_small((120, 30)) and too_small((99, 40))
+    assert not too_small(DEFAULT_NEEDS) and not too_small((120, 40))

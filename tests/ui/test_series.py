@@ -56,8 +56,9 @@ def test_steps_hold_each_state_until_the_next_change() -> None:
 
 
 def test_literal_shows_escapes_and_keeps_markup_as_text() -> None:
-    line = "[bold]x[/bold] \x1b[31mred\x1b[0m\ttab\x07"
-    assert literal(line) == "[bold]x[/bold] \\x1b[31mred\\x1b[0m\ttab\\x07"
+    """The one escaping helper (anemon.text.printable): tabs and bidi overrides too."""
+    line = "[bold]x[/bold] \x1b[31mred\x1b[0m\ttab\x07 \u202eevil"
+    assert literal(line) == "[bold]x[/bold] \\x1b[31mred\\x1b[0m\\x09tab\\x07 \\u202eevil"
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,8 @@ LINE = (
     "decode_tps=76.5 gen=256\n"
 )
 EXIT = {"watch": 0, "demo": 130}
+EXIT_ABORTED = 130
+"""A run the operator aborted (`X` twice), then left."""
 """docs/spec/cli.md: a signal ends watch with 0, run and demo with 130."""
 RESTORED = {
     "alternate_on": "0", "mouse_any_flag": "0", "mouse_button_flag": "0",
@@ -169,3 +171,55 @@ def test_a_signal_right_after_start_up_is_handled_the_same_way(
     time.sleep(0.1)
     os.kill(pid, sig)
     assert_ended_cleanly(pane, name, sig)
+
+
+# ---- the confirmation of keys that end something, in a real terminal -----------------------
+
+
+def wait_for_text(pane: Pane, text: str) -> None:
+    until(lambda: text in pane.screen(), repr(text), lambda: pane.screen())
+
+
+@pytest.mark.parametrize(("key", "what"), [("q", "end the run"), ("C-c", "end the run")])
+def test_during_a_run_one_press_asks_and_a_second_ends_it(
+    key: str, what: str, start, tmp_path: Path
+) -> None:
+    """`q` or ctrl+c once: the run goes on and the screen says how to confirm; again within
+    3 s: the run ends (130, aborted as on a signal) and the terminal is restored."""
+    pane = start("demo", "--speed", "50", "--record", "rec.jsonl")
+    pane.wait_for_the_dashboard()
+    pane.tmux("send-keys", "-t", "S", key)
+    shown = "^c" if key == "C-c" else key
+    wait_for_text(pane, f"press {shown} again within 3 s to {what}")
+    assert not pane.status.exists() and pane.flags()["alternate_on"] == "1"  # still running
+    pane.tmux("send-keys", "-t", "S", key)
+    assert pane.exit_status() == 130
+    assert pane.flags() == RESTORED
+    assert "Traceback" not in pane.screen()
+    events = [json.loads(line) for line in (tmp_path / "rec.jsonl").read_text().splitlines()]
+    assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+
+
+def test_in_a_replay_one_q_quits_at_once(start, tmp_path: Path) -> None:
+    pane = start("replay", str(REPO / "recordings" / "sim-ab-2b.jsonl"), "--speed", "max")
+    pane.wait_for_the_dashboard()
+    pane.tmux("send-keys", "-t", "S", "q")
+    assert pane.exit_status() == 0
+    assert pane.flags() == RESTORED
+    assert "Traceback" not in pane.screen()
+
+
+def test_during_a_run_x_asks_and_a_second_x_aborts_the_session(start, tmp_path: Path) -> None:
+    pane = start("demo", "--speed", "50", "--record", "rec.jsonl")
+    pane.wait_for_the_dashboard()
+    pane.tmux("send-keys", "-t", "S", "X")
+    wait_for_text(pane, "press X again within 3 s to abort the session")
+    pane.tmux("send-keys", "-t", "S", "X")
+    wait_for_text(pane, "run done, recording at")  # the dashboard stays, the run is over
+    assert not pane.status.exists()
+    pane.tmux("send-keys", "-t", "S", "q")  # now at once
+    status = pane.exit_status()
+    assert pane.flags() == RESTORED
+    events = [json.loads(line) for line in (tmp_path / "rec.jsonl").read_text().splitlines()]
+    assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+    assert status == EXIT_ABORTED, status

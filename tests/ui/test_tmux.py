@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -20,8 +21,17 @@ pytestmark = [
 ]
 
 
+SERVER = f"anemon-test-tmux-{os.getpid()}"
+"""A tmux server of our own (-L, no config), without COLUMNS/LINES (Textual would take them for
+the terminal's size): the operator's, or another test's, could have another size or options."""
+
+
 def tmux(*args: str) -> str:
-    done = subprocess.run(["tmux", *args], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+    done = subprocess.run(
+        ["tmux", "-L", SERVER, "-f", os.devnull, *args],
+        capture_output=True, text=True, check=True, env=env,
+    )  # fmt: skip
     return done.stdout
 
 
@@ -56,4 +66,4 @@ def test_replay_in_a_real_terminal_shows_the_dashboard_and_quits_cleanly(tmp_pat
         after = tmux("capture-pane", "-p", "-t", session)
         assert "Traceback" not in after
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, check=False)
+        subprocess.run(["tmux", "-L", SERVER, "kill-server"], capture_output=True, check=False)

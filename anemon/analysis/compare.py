@@ -1,0 +1,297 @@
+"""`anemon compare`: arms side by side across sessions (docs/spec/cli.md "v2: compare").
+
+Each arm (or each compute, `by="compute"`) gets its per-arm summary in every session, the
+change of every numeric figure against the first session (`delta_pct`), and, when three or
+more sessions have it, the median of each figure with a 95 % percentile bootstrap interval:
+BOOTSTRAP_RESAMPLES resamples of the median, numpy's `default_rng(BOOTSTRAP_SEED)`, so the
+same sessions always give the same interval.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from rich.table import Table
+
+from anemon.analysis.render import fit_table, fmt, j_per_token, per_round
+from anemon.analysis.summary import ArmSummary
+from anemon.analysis.sustained import burst_to_sustained, retained_cell
+from anemon.store import Session
+from anemon.text import printable
+
+By = Literal["arm", "compute"]
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20_261_111
+"""The seed of the bootstrap's generator (documented in the README): fixed, so an interval
+is the same every time it is computed."""
+MIN_SESSIONS = 3
+"""Sessions (with a value) an arm needs for its median and interval."""
+NUMERIC_KEYS = tuple(f.name for f in fields(ArmSummary) if f.type in ("int", "float | None"))
+"""The summary's figures (thermal states are names, rounds a list: neither is numeric)."""
+NO_COMPUTE = "unknown"
+"""The group of an arm whose START did not say its compute (`by="compute"`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceArms:
+    """One SOURCE's arms, each with the compute its START named."""
+
+    source: str
+    summaries: tuple[ArmSummary, ...]
+    computes: Mapping[str, str | None]
+
+    @classmethod
+    def of(cls, source: str, session: Session, summaries: Iterable[ArmSummary]) -> SourceArms:
+        computes = {
+            name: arm.start.compute if arm.start is not None else None
+            for name, arm in session.arms.items()
+        }
+        return cls(source, tuple(summaries), computes)
+
+
+@dataclass(frozen=True, slots=True)
+class ArmComparison:
+    """One arm (or compute) across the sessions: None where a session does not have it."""
+
+    arm: str
+    sessions: tuple[ArmSummary | None, ...]
+    delta_pct: Mapping[str, tuple[float | None, ...]]
+    median: Mapping[str, float | None] | None
+    """None when fewer than MIN_SESSIONS sessions have the arm."""
+    ci95: Mapping[str, tuple[float, float] | None] | None
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "arm": self.arm,
+            "sessions": [None if s is None else s.to_json() for s in self.sessions],
+            "delta_pct": {key: list(values) for key, values in self.delta_pct.items()},
+        }
+        if self.median is not None and self.ci95 is not None:
+            data["median"] = dict(self.median)
+            data["ci95"] = {k: None if v is None else list(v) for k, v in self.ci95.items()}
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    sources: tuple[str, ...]
+    by: By
+    arms: tuple[ArmComparison, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "sources": list(self.sources),
+            "by": self.by,
+            "arms": [arm.to_json() for arm in self.arms],
+        }
+
+
+def compare(sources: Sequence[SourceArms], by: By = "arm") -> Comparison:
+    """The arms of every source, matched by name or by compute, in order of first appearance."""
+    grouped = [_groups(source, by) for source in sources]
+    names = list(dict.fromkeys(name for groups in grouped for name in groups))
+    arms = tuple(
+        _compare_arm(name, tuple(groups.get(name) for groups in grouped)) for name in names
+    )
+    return Comparison(tuple(s.source for s in sources), by, arms)
+
+
+def _groups(source: SourceArms, by: By) -> dict[str, ArmSummary]:
+    """The source's arms by group name. By compute, a second arm of the same compute in one
+    session is its own group ("ane 2"): one session gives one summary per group."""
+    if by == "arm":
+        return {s.arm: s for s in source.summaries}
+    groups: dict[str, ArmSummary] = {}
+    for summary in source.summaries:
+        compute = source.computes.get(summary.arm) or NO_COMPUTE
+        name, n = compute, 1
+        while name in groups:
+            n += 1
+            name = f"{compute} {n}"
+        groups[name] = summary
+    return groups
+
+
+def _compare_arm(name: str, sessions: tuple[ArmSummary | None, ...]) -> ArmComparison:
+    values = {key: [_number(s, key) for s in sessions] for key in NUMERIC_KEYS}
+    delta = {key: delta_list(column) for key, column in values.items()}
+    if sum(s is not None for s in sessions) < MIN_SESSIONS:
+        return ArmComparison(name, sessions, delta, None, None)
+    median: dict[str, float | None] = {}
+    ci95: dict[str, tuple[float, float] | None] = {}
+    for key, column in values.items():
+        present = [x for x in column if x is not None]
+        enough = len(present) >= MIN_SESSIONS
+        median[key] = float(np.median(present)) if enough else None
+        ci95[key] = bootstrap_ci(present) if enough else None
+    return ArmComparison(name, sessions, delta, median, ci95)
+
+
+def delta_pct(first: float | None, value: float | None) -> float | None:
+    """100 x (value - first) / first; None where either is None, or first is 0. The first
+    session's own entry is None (the spec's `[null, d2, d3...]`)."""
+    if first is None or value is None or first == 0:
+        return None
+    return 100.0 * (value - first) / first
+
+
+def delta_list(values: Sequence[float | None]) -> tuple[float | None, ...]:
+    """`delta_pct` of each value against the first, the first itself None."""
+    return (None, *(delta_pct(values[0], v) for v in values[1:])) if values else ()
+
+
+def bootstrap_ci(values: Sequence[float]) -> tuple[float, float]:
+    """The 95 % percentile bootstrap interval of the median of `values`: BOOTSTRAP_RESAMPLES
+    resamples with replacement, drawn by `default_rng(BOOTSTRAP_SEED)` (the same values
+    always give the same interval), the 2.5th and 97.5th percentiles of their medians."""
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    picks = rng.integers(0, len(data), size=(BOOTSTRAP_RESAMPLES, len(data)))
+    medians = np.median(data[picks], axis=1)
+    lo, hi = np.percentile(medians, [2.5, 97.5])
+    # interpolation may land a rounding error outside the medians (35.27...614 > 35.27...61)
+    return float(max(lo, medians.min())), float(min(hi, medians.max()))
+
+
+def _number(summary: ArmSummary | None, key: str) -> float | None:
+    if summary is None:
+        return None
+    value = getattr(summary, key)
+    return None if value is None else float(value)
+
+
+# -- renderings -----------------------------------------------------------------------------
+
+
+def to_json(comparison: Comparison) -> str:
+    return json.dumps(comparison.to_json(), indent=2) + "\n"
+
+
+def _group_column(comparison: Comparison) -> str:
+    return "compute" if comparison.by == "compute" else "arm"
+
+
+def table_columns(comparison: Comparison) -> tuple[str, ...]:
+    """The key figures, each with its change against the first source (Δ)."""
+    arm = ("compute", "arm") if comparison.by == "compute" else ("arm",)
+    return (*arm, "source", "decode mean", "Δ decode", "burst → sust", "Δ sust", "retained",
+            "J/token", "Δ J/token")  # fmt: skip
+
+
+def _signed(value: float | None) -> str:
+    """A change in percent: "+5.2 %", "−3.1 %" (a true minus), "—" for none."""
+    if value is None:
+        return "—"
+    text = f"{abs(value):,.1f} %"
+    return ("−" if value < 0 else "+") + text
+
+
+def _with_ci(m: float | None, ci: tuple[float, float] | None, digits: int) -> str:
+    if m is None:
+        return "—"
+    if ci is None:
+        return fmt(m, digits)
+    return f"{fmt(m, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+
+
+def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
+    """One row per (arm, source) that has the arm, then a "median [95 % CI]" row for an
+    arm of three or more sessions."""
+    rows: list[tuple[str, ...]] = []
+    by_compute = comparison.by == "compute"
+    for arm in comparison.arms:
+        for i, summary in enumerate(arm.sessions):
+            if summary is None:
+                continue
+            delta = {key: values[i] for key, values in arm.delta_pct.items()}
+            names = (arm.arm, summary.arm) if by_compute else (arm.arm,)
+            group = tuple(printable(name) for name in names)  # names are data: escaped
+            rows.append((
+                *group, printable(comparison.sources[i]),
+                per_round(summary, lambda x: x.decode_mean, 1), _signed(delta["decode_mean"]),
+                burst_to_sustained(summary.burst_tps, summary.sustained_tps),
+                _signed(delta["sustained_tps"]), retained_cell(summary.retained_pct),
+                j_per_token(summary), _signed(delta["j_per_token"]),
+            ))  # fmt: skip
+        if arm.median is not None and arm.ci95 is not None:
+            m, ci = arm.median, arm.ci95
+            group = (printable(arm.arm), "") if by_compute else (printable(arm.arm),)
+            rows.append((
+                *group, "median [95 % CI]",
+                _with_ci(m["decode_mean"], ci["decode_mean"], 1), "",
+                burst_to_sustained(m["burst_tps"], m["sustained_tps"]), "",
+                _with_ci(m["retained_pct"], ci["retained_pct"], 1),
+                _with_ci(m["j_per_token"], ci["j_per_token"], 4), "",
+            ))  # fmt: skip
+    return rows
+
+
+DROP_ORDER = ("Δ J/token", "Δ sust", "retained", "Δ decode", "J/token", "source")
+"""The columns a narrow terminal loses first (the arm and the decode mean stay)."""
+
+
+def rich_table(comparison: Comparison, width: int) -> Table:
+    names = table_columns(comparison)
+    first = printable(comparison.sources[0]) if comparison.sources else None
+    notes = [f"Δ: change against {first}"] if first is not None else []
+    if any(arm.median is not None for arm in comparison.arms):
+        notes.append(
+            f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples"
+        )
+    return fit_table(names, table_rows(comparison), width, DROP_ORDER, notes=notes,
+                     left=("arm", "compute", "source"))  # fmt: skip
+
+
+def markdown(comparison: Comparison) -> str:
+    """What a lab note pastes: one table, rounds written "a / b" as the summary does."""
+
+    def row(values: Sequence[str]) -> str:
+        return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
+
+    names = table_columns(comparison)
+    lines = [row(names), "|" + "---|" * len(names)]
+    lines += [row(values) for values in table_rows(comparison)]
+    if comparison.sources:
+        lines += ["", f"Δ: change against {printable(comparison.sources[0])}."]
+    if any(arm.median is not None for arm in comparison.arms):
+        lines.append(
+            f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _csv_row(group: tuple[str, str], source: str, summary: ArmSummary) -> dict[str, object]:
+    data = summary.to_json()
+    rounds = summary.rounds
+    del data["rounds"]
+    data["rounds"] = len(rounds)
+    data["round_decode_means"] = " / ".join(fmt(r.decode_mean, 2) for r in rounds)
+    return {group[0]: group[1], "source": source, **data}
+
+
+def to_csv(comparison: Comparison) -> str:
+    """One row per (arm, source) that has the arm: the group, the source, the summary's keys
+    (by compute, `arm` is the arm's own name), and `delta_pct_KEY` for each numeric key."""
+    key = _group_column(comparison)
+    rows: list[dict[str, object]] = []
+    for arm in comparison.arms:
+        for i, summary in enumerate(arm.sessions):
+            if summary is None:
+                continue
+            row = _csv_row((key, arm.arm), comparison.sources[i], summary)
+            row.update({f"delta_pct_{k}": v[i] for k, v in arm.delta_pct.items()})
+            rows.append(row)
+    return pd.DataFrame(rows).to_csv(index=False)
+
+
+FORMATS: Mapping[str, Callable[[Comparison], str]] = {
+    "md": markdown,
+    "csv": to_csv,
+    "json": to_json,
+}
+"""The text formats (the table is printed by rich, at the console's width)."""
