@@ -221,6 +221,63 @@ class TelemetryEvent(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryEvent(Event):
+    """v2: the last line of a recording that closed normally. The session's per-arm summary
+    and the facts a session index lists (`anemon sessions`), so that it reads a recording's
+    first and last lines, not every event. Not a record: the Session only counts it."""
+
+    kind: ClassVar[str] = "summary"
+    status: str
+    """The session's end: "done", "failed", "aborted" (a plan run, as its exit status says);
+    a watch has no verdict of its own: "incomplete" when an arm has no END."""
+    tag: str | None = None
+    created: str | None = None
+    """When the session began (its header's ISO-8601 `created`): an appended session's own."""
+    device: str | None = None
+    """The device's name, where a backend read it."""
+    udid: str | None = None
+    backend: str | None = None
+    os_build: str | None = None
+    """The OS build: the app's START `os`, else what the backend read."""
+    trials: int = 0
+    """Timed trials of every arm."""
+    arms: tuple[Mapping[str, object], ...] = ()
+    """Per arm, the summary object of line-protocol.md (`ArmSummary.to_json()`)."""
+
+
+PREFLIGHT_STATUSES = ("pass", "warn", "fail")
+"""A pre-flight check's verdict, from best to worst."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreflightEvent(Event):
+    """The checks a run makes before its first launch (docs/spec/cli.md "pre-flight")."""
+
+    kind: ClassVar[str] = "preflight"
+    status: str = "pass"
+    """The worst verdict: "pass", "warn" or "fail"."""
+    checks: tuple[Mapping[str, str], ...] = ()
+    """One object per check: `check`, `status`, `reading`, `note` (all text)."""
+    forced: bool = False
+    """A check failed and the run went on (`--force`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertEvent(Event):
+    """A condition of the plan's `[alerts]` was met (at most once per arm and condition)."""
+
+    kind: ClassVar[str] = "alert"
+    alert: str
+    """Which condition: "thermal", "decode_drop", "battery_floor", "disk_floor", "charging"."""
+    value: float | str | None = None
+    """What was read: a number, or a name (a thermal state, "charging", "not charging")."""
+    threshold: float | str | None = None
+    """The plan's threshold (a number, or a thermal state's name)."""
+    note: str = ""
+    """The alert in words, as it is shown."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEvent(Event):
     """A recorded kind this version does not know: kept and written back as it was."""
 
@@ -245,6 +302,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
         GapEvent,
         ResetEvent,
         TelemetryEvent,
+        SummaryEvent,
+        PreflightEvent,
+        AlertEvent,
     )
 }
 """Known kinds by their recorded name."""

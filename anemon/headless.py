@@ -8,14 +8,16 @@ terminal.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from anemon.analysis.render import fmt, rich_table
 from anemon.analysis.summary import summarize
 from anemon.events import (
+    AlertEvent,
     CooldownEvent,
     EndEvent,
     ErrorEvent,
@@ -24,6 +26,7 @@ from anemon.events import (
     LoadEvent,
     MarkerEvent,
     PhaseEvent,
+    PreflightEvent,
     ResetEvent,
     StartEvent,
     TextEvent,
@@ -77,7 +80,33 @@ _LINES: dict[type, tuple[str, Callable]] = {
     GapEvent: ("yellow", lambda e: f"gap {e.state}: {e.reason}"),
     ResetEvent: ("yellow", lambda e: f"new log: {e.reason}"),
     CooldownEvent: ("cyan", _cooldown),
+    AlertEvent: ("bold yellow", lambda e: f"ALERT {e.alert}: {e.note}"),
 }
+
+_VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def preflight_table(checks: Iterable[Mapping[str, str]], title: str = "pre-flight") -> Table:
+    """The checks as a table: check, verdict, reading, note. Every cell is Text (data, never
+    markup), its control characters escaped."""
+    table = Table(title=title, title_justify="left")
+    for name in ("check", "result", "reading", "note"):
+        table.add_column(name, overflow="fold")
+    for check in checks:
+        status = str(check.get("status", "?"))
+        table.add_row(
+            Text(printable(str(check.get("check", "?")))),
+            Text(status, style=_VERDICT_STYLES.get(status, "")),
+            Text(printable(str(check.get("reading", "")))),
+            Text(printable(str(check.get("note", "")))),
+        )
+    return table
+
+
+def preflight_checks(event: PreflightEvent) -> list[Mapping[str, str]]:
+    """The event's checks, only those that are objects (a damaged recording may hold others)."""
+    checks = event.checks if isinstance(event.checks, tuple | list) else ()
+    return [c for c in checks if isinstance(c, Mapping)]
 
 
 class HeadlessView:
@@ -88,6 +117,11 @@ class HeadlessView:
         self._last_cooldown = float("-inf")
 
     def handle(self, event: Event) -> None:
+        if isinstance(event, PreflightEvent):
+            self._preflight(event)
+            return
+        if isinstance(event, AlertEvent) and self.console.is_terminal:
+            self.console.file.write("\a")  # the terminal bell; never into a pipe or a file
         entry = _LINES.get(type(event))
         if entry is None or not self._due(event):
             return
@@ -97,6 +131,11 @@ class HeadlessView:
             line.append(f"{printable(event.arm)}  ", style="bold")
         line.append(printable(describe(event)), style=style)
         self.console.print(line, soft_wrap=True)
+
+    def _preflight(self, event: PreflightEvent) -> None:
+        forced = " (a check failed: going on, --force)" if event.forced else ""
+        title = f"pre-flight at {event.t:.1f}s: {printable(str(event.status))}{forced}"
+        self.console.print(preflight_table(preflight_checks(event), title=title))
 
     def _due(self, event: Event) -> bool:
         if not isinstance(event, CooldownEvent) or event.done:

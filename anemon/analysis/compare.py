@@ -183,7 +183,7 @@ def table_columns(comparison: Comparison) -> tuple[str, ...]:
             "J/token", "Δ J/token")  # fmt: skip
 
 
-def _signed(value: float | None) -> str:
+def signed(value: float | None) -> str:
     """A change in percent: "+5.2 %", "−3.1 %" (a true minus), "—" for none."""
     if value is None:
         return "—"
@@ -213,10 +213,10 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
             group = tuple(printable(name) for name in names)  # names are data: escaped
             rows.append((
                 *group, printable(comparison.sources[i]),
-                per_round(summary, lambda x: x.decode_mean, 1), _signed(delta["decode_mean"]),
+                per_round(summary, lambda x: x.decode_mean, 1), signed(delta["decode_mean"]),
                 burst_to_sustained(summary.burst_tps, summary.sustained_tps),
-                _signed(delta["sustained_tps"]), retained_cell(summary.retained_pct),
-                j_per_token(summary), _signed(delta["j_per_token"]),
+                signed(delta["sustained_tps"]), retained_cell(summary.retained_pct),
+                j_per_token(summary), signed(delta["j_per_token"]),
             ))  # fmt: skip
         if arm.median is not None and arm.ci95 is not None:
             m, ci = arm.median, arm.ci95

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from anemon.analysis.summary import trials_frame
-from anemon.errors import AnemonError
+from anemon import __version__
+from anemon.analysis.load import BENCH_KINDS, Loaded
+from anemon.analysis.summary import ArmSummary, summarize, trials_frame
+from anemon.errors import AnemonError, NoRecordsError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
+from anemon.recording.reader import open_source
 from anemon.store import Session
 from anemon.text import printable
 
-FORMATS = ("csv", "parquet", "json", "md")
+FORMATS = ("csv", "parquet", "json", "md", "sqlite")
 _INT_COLUMNS = ("trial", "round", "gen")
 _BOOL_COLUMNS = ("warmup", "charging", "plugged")
 _FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w")
@@ -154,3 +164,161 @@ def _markdown(table: pd.DataFrame) -> str:
 
 def _md_cell(value: object) -> str:
     return printable(str(value)).replace("|", "\\|")
+
+
+# -- SQLite ---------------------------------------------------------------------------------
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+"""Every table and column name: fixed in this module, never taken from the input."""
+SESSION_COLUMNS = (
+    ("source", "TEXT"), ("tag", "TEXT"), ("created", "TEXT"), ("device", "TEXT"),
+    ("udid", "TEXT"), ("backend", "TEXT"), ("os_build", "TEXT"), ("host", "TEXT"),
+    ("anemon", "TEXT"), ("recording_version", "INTEGER"), ("exported_by", "TEXT"),
+)  # fmt: skip
+"""The one row of `sessions`: what the recording's header and START lines say."""
+TRIAL_SQL = (("arm", "TEXT"), ("t", "REAL"), ("app_t", "REAL"), ("trial", "INTEGER"),
+             ("warmup", "INTEGER"), ("round", "INTEGER"), ("prompt_tps", "REAL"),
+             ("decode_tps", "REAL"), ("gen", "INTEGER"), ("battery", "REAL"),
+             ("thermal", "TEXT"), ("free_gb", "REAL"), ("battery_state", "TEXT"))  # fmt: skip
+"""The trial rows of the CSV export, column for column (without `kind`)."""
+TELEMETRY_SQL = (("arm", "TEXT"), ("t", "REAL"), ("battery", "REAL"),
+                 ("battery_state", "TEXT"), ("temperature_c", "REAL"), ("free_gb", "REAL"),
+                 ("total_gb", "REAL"), ("power_w", "REAL"), ("charging", "INTEGER"),
+                 ("plugged", "INTEGER"))  # fmt: skip
+ROUND_SQL = (("arm", "TEXT"), ("round", "INTEGER"), ("trials", "INTEGER"),
+             ("decode_mean", "REAL"), ("prefill_mean", "REAL"))  # fmt: skip
+_TEXT_FIELDS = frozenset({"thermal_start", "thermal_end"})
+"""Summary keys written as names (thermal), whatever their Python type."""
+
+
+def arm_columns() -> tuple[tuple[str, str], ...]:
+    """The `arms` table: every per-arm summary key, typed from ArmSummary's own fields; its
+    `rounds` is a count here (each round is a row of the `rounds` table)."""
+    columns = []
+    for f in dataclasses.fields(ArmSummary):
+        if f.name == "rounds":
+            columns.append(("rounds", "INTEGER"))
+        elif f.name in _TEXT_FIELDS:
+            columns.append((f.name, "TEXT"))
+        else:
+            base = str(f.type).removesuffix(" | None")
+            columns.append((f.name, {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}
+                                    .get(base, "TEXT")))  # fmt: skip
+    return tuple(columns)
+
+
+def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
+    """One SOURCE read once (a pipe works), with its recording header (None: a raw log)."""
+    reader = open_source(path)
+    try:
+        session = Session.from_events(reader)
+    finally:
+        reader.close()
+    if not any(session.counts[kind] for kind in BENCH_KINDS):
+        raise NoRecordsError(f"no bench records in {reader.path}")
+    loaded = Loaded(reader.path, session, reader.warnings, reader.device_kind,
+                    tuple(reader.listed))  # fmt: skip
+    return loaded, reader.header
+
+
+def write_sqlite(
+    session: Session, out: Path | None, source: str, header: Mapping[str, Any] | None
+) -> None:
+    """A SQLite database at `out` (replaced whole, as the other formats replace their file):
+    tables sessions, arms, rounds, trials, telemetry. Written to a temporary file beside
+    `out` and renamed over it, so a failure leaves no half database."""
+    if out is None:
+        raise AnemonError("--format sqlite writes a binary file: give it one with -o OUT")
+    name = out.parent / f".{out.name}.{os.getpid()}.tmp"
+    os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask applies
+    try:
+        with contextlib.closing(sqlite3.connect(name)) as db:
+            _fill(db, session, source, header or {})
+            db.commit()
+        os.replace(name, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+
+
+def _fill(db: sqlite3.Connection, session: Session, source: str, header: Mapping[str, Any]) -> None:
+    summaries = summarize(session)
+    table = export_frame(session)
+    kinds = table["kind"] if "kind" in table else pd.Series(dtype=object)
+    _insert(db, "sessions", SESSION_COLUMNS, [_session_row(session, source, header)])
+    _insert(db, "arms", arm_columns(), [_arm_row(s) for s in summaries])
+    rounds = [{"arm": s.arm, "round": i, **dataclasses.asdict(r)}
+              for s in summaries for i, r in enumerate(s.rounds, start=1)]  # fmt: skip
+    _insert(db, "rounds", ROUND_SQL, rounds)
+    _insert(db, "trials", TRIAL_SQL, _records(table[kinds == "trial"]))
+    _insert(db, "telemetry", TELEMETRY_SQL, _records(table[kinds == "telemetry"]))
+
+
+def _session_row(session: Session, source: str, header: Mapping[str, Any]) -> dict[str, object]:
+    device = header.get("device")
+    device = device if isinstance(device, dict) else {}
+    plan = header.get("plan")
+    starts = [arm.start for arm in session.arms.values() if arm.start is not None]
+    tag = plan.get("tag") if isinstance(plan, dict) else None
+    return {
+        "source": source,
+        "tag": tag or next((s.tag for s in starts if s.tag), None),
+        "created": header.get("created"),
+        "device": device.get("name"),
+        "udid": device.get("udid"),
+        "backend": device.get("kind"),
+        "os_build": next((s.os for s in starts if s.os), None) or device.get("os"),
+        "host": header.get("host"),
+        "anemon": header.get("anemon"),
+        "recording_version": header.get("version"),
+        "exported_by": __version__,
+    }
+
+
+def _arm_row(summary: ArmSummary) -> dict[str, object]:
+    row = summary.to_json()
+    row["rounds"] = len(summary.rounds)
+    return row
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def _insert(
+    db: sqlite3.Connection,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Iterable[Mapping[str, object]],
+) -> None:
+    names = [name for name, _ in columns]
+    assert all(_NAME.fullmatch(n) for n in (table, *names)), "a name not from the fixed lists"
+    spec = ", ".join(f'"{name}" {kind}' for name, kind in columns)
+    db.execute(f'CREATE TABLE "{table}" ({spec})')
+    marks = ", ".join("?" * len(names))
+    types = [kind for _, kind in columns]
+    db.executemany(
+        f'INSERT INTO "{table}" VALUES ({marks})',
+        ([_sql_value(row.get(n), kind) for n, kind in zip(names, types, strict=True)]
+         for row in rows),
+    )  # fmt: skip
+
+
+def _sql_value(value: object, kind: str) -> object:
+    """A cell as SQLite stores it: missing (None, NaN, pd.NA, infinite) is NULL; flags 0/1;
+    numbers of the column's type; text as it is (data, bound as a parameter, never SQL);
+    anything else as JSON text."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if kind == "INTEGER" and isinstance(value, bool | int | float):
+        return int(value) if float(value).is_integer() else None
+    if kind == "REAL" and isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=str)

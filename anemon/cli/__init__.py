@@ -25,7 +25,8 @@ PIPE_CLOSED = 128 + 13
 INTERNAL = 1
 """Exit status of an unexpected error (a bug): as Python's own for an uncaught exception."""
 
-COMMANDS = ("demo", "run", "watch", "replay", "summary", "compare", "export", "devices")
+COMMANDS = ("demo", "run", "watch", "replay", "summary", "compare", "export", "sessions", "devices",
+            "serve", "preflight")  # fmt: skip
 """Each is the module anemon.cli.<name>; imported lazily so `--help` and `summary` start fast."""
 FEED_COMMANDS = frozenset({"demo", "run", "watch", "replay"})
 """The commands that run a feed (anemon.feeds.lifecycle.run_feed): they hold signals until it."""

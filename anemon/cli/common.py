@@ -15,6 +15,7 @@ from anemon.errors import AnemonError
 from anemon.text import printable
 
 if TYPE_CHECKING:
+    from anemon.metrics import Address, Exporter
     from anemon.recording.reader import LineWarning
     from anemon.recording.writer import Mode, Recorder
 
@@ -130,6 +131,52 @@ def recording_note(recorder: Recorder | None) -> str:
         return "not recording (--no-record)"
     how = "appending to" if recorder.appending else "recording to"
     return f"{how} {printable(str(recorder.path))}"
+
+
+def add_metrics_option(parser: argparse.ArgumentParser) -> None:
+    """--metrics HOST:PORT: live commands serve OpenMetrics for Prometheus (anemon.metrics)."""
+    parser.add_argument(
+        "--metrics", metavar="HOST:PORT", type=metrics_address, default=None,
+        help="serve OpenMetrics at http://HOST:PORT/metrics (PORT alone: on 127.0.0.1; "
+             "port 0: any free one)",
+    )  # fmt: skip
+
+
+def metrics_address(text: str) -> Address:
+    """A --metrics value; a usage error (exit 2) when it is not HOST:PORT."""
+    from anemon.metrics import parse_address
+
+    try:
+        return parse_address(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(
+            f"'{printable(text)}': {e}; give HOST:PORT, e.g. 127.0.0.1:9464"
+        ) from None
+
+
+@contextmanager
+def serve_metrics(args: argparse.Namespace) -> Iterator[Exporter | None]:
+    """The --metrics endpoint, served inside (None without --metrics). An address that
+    cannot be bound (a port in use, an unknown host) is one line, exit 2, before anything
+    starts; where it serves is said on stderr (with the port chosen for port 0)."""
+    address: Address | None = getattr(args, "metrics", None)
+    if address is None:
+        yield None
+        return
+    from anemon.metrics import Exporter
+
+    try:
+        exporter = Exporter(address)
+    except OSError as e:
+        raise AnemonError(
+            f"--metrics {printable(address.host)}:{address.port}: cannot serve there "
+            f"({printable(e.strerror or str(e))}); choose another HOST:PORT (port 0: any free one)"
+        ) from None
+    print(f"anemon: metrics at {exporter.server.url}", file=sys.stderr)
+    try:
+        yield exporter
+    finally:
+        exporter.close()
 
 
 def add_warnings_option(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from anemon.cli.common import add_record_options, add_view_options, speed
+from anemon.cli.common import add_metrics_option, add_record_options, add_view_options, speed
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
@@ -21,6 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help=f"simulator clock speed (default {DEMO_SPEED:g})")  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
+    add_metrics_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -33,8 +34,9 @@ def demo_plan() -> Plan:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.cli.common import record_mode
+    from anemon.cli.common import record_mode, serve_metrics
     from anemon.cli.run import execute
 
     record_mode(args)  # here --force only replaces: it needs --record FILE
-    return execute(demo_plan(), args, args.speed)
+    with serve_metrics(args) as metrics:
+        return execute(demo_plan(), args, args.speed, metrics=metrics)

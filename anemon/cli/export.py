@@ -1,16 +1,18 @@
-"""`anemon export SOURCE --format csv|parquet|json|md [-o OUT]`: every trial as a table."""
+"""`anemon export SOURCE --format csv|parquet|json|md|sqlite [-o OUT]`: every trial as a table
+(sqlite: a database of the session, its arms, rounds, trials and telemetry)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
 from anemon.cli.common import add_warnings_option, report_warnings
-from anemon.errors import OutputError
+from anemon.errors import AnemonError, OutputError
 
-FORMATS = ("csv", "parquet", "json", "md")
+FORMATS = ("csv", "parquet", "json", "md", "sqlite")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,15 +25,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.analysis.export import export_frame, write_table
+    from anemon.analysis.export import export_frame, load_with_header, write_sqlite, write_table
     from anemon.analysis.load import load_sessions
 
-    (loaded,) = load_sessions([args.source])
+    if args.format == "sqlite" and args.output is None:  # before reading anything
+        raise AnemonError("--format sqlite writes a database file: give it one with -o OUT.db")
+    if args.format == "sqlite":
+        loaded, header = load_with_header(args.source)
+    else:
+        (loaded,) = load_sessions([args.source])
     if args.output is not None:
         check_output(args.output)
     try:
-        text = write_table(export_frame(loaded.session), args.format, args.output)
-    except OSError as e:  # a disk full, or a race with check_output
+        if args.format == "sqlite":
+            text = None
+            write_sqlite(loaded.session, args.output, str(args.source), header)
+        else:
+            text = write_table(export_frame(loaded.session), args.format, args.output)
+    except (OSError, sqlite3.Error) as e:  # a disk full, or a race with check_output
         if args.output is None or isinstance(e, BrokenPipeError):
             raise
         raise OutputError(f"cannot write {args.output}: {_reason(e)}") from e

@@ -15,13 +15,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anemon.cli.common import add_record_options, add_view_options, speed
+from anemon.cli.common import (
+    add_metrics_option,
+    add_record_options,
+    add_view_options,
+    serve_metrics,
+    speed,
+)
 from anemon.devices import REAL_KINDS
 from anemon.errors import AnemonError
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
     from anemon.feeds.plan import PlanRun
+    from anemon.metrics import Exporter
 
 DEVICE_KINDS = ("sim", *REAL_KINDS)
 DASHBOARD_MAX_SPEED = 600.0
@@ -38,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "that exists: replace it")  # fmt: skip
     add_view_options(parser)
     add_record_options(parser, force=False)
+    add_metrics_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -49,13 +57,22 @@ def run(args: argparse.Namespace) -> int:
         plan = dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=args.device))
     if args.speed is not None and plan.device.kind != "sim":
         raise AnemonError('--speed is for the simulator only (device.kind = "sim")')
-    return execute(plan, args, args.speed or 1.0, force=args.force)
+    with serve_metrics(args) as metrics:
+        return execute(plan, args, args.speed or 1.0, force=args.force, metrics=metrics)
 
 
-def execute(plan: Plan, args: argparse.Namespace, speed_x: float, *, force: bool = False) -> int:
+def execute(
+    plan: Plan,
+    args: argparse.Namespace,
+    speed_x: float,
+    *,
+    force: bool = False,
+    metrics: Exporter | None = None,
+) -> int:
     """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status.
 
-    `force`: go on when a check fails (the battery protocol's waits time out)."""
+    `force`: go on when a check fails (the battery protocol's waits time out). `metrics`:
+    the --metrics endpoint, filled from the run (the device labelled by its id, else kind)."""
     from anemon.cli.common import open_recorder, record_mode, recording_note
     from anemon.clock import clock_for
     from anemon.feeds.plan import PlanRun
@@ -77,6 +94,8 @@ def execute(plan: Plan, args: argparse.Namespace, speed_x: float, *, force: bool
         if recorder is not None:
             recorder.close()
         raise
+    if metrics is not None:
+        metrics.watch(feed.subscribe, plan.device.id or plan.device.kind, plan.tag)
     print(recording_note(recorder), file=sys.stderr)
     view = HeadlessView(make_console())
     if args.headless:
@@ -96,6 +115,8 @@ def outcome_lines(feed: PlanRun) -> list[str]:
     if result is None:
         return ["the run did not finish"]
     lines = [f"not completed: {o.describe()}" for o in result.failures]
+    if feed.controller.stopped:
+        lines.append(feed.controller.stopped)
     if result.skipped:
         lines.append("not run: " + ", ".join(result.skipped))
     if result.aborted:

@@ -13,7 +13,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anemon.cli.common import add_record_options, add_view_options
+from anemon.cli.common import (
+    add_metrics_option,
+    add_record_options,
+    add_view_options,
+    serve_metrics,
+)
 from anemon.devices import CONNECTIONS, REAL_KINDS
 from anemon.errors import AnemonError
 
@@ -54,6 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
+    add_metrics_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -73,16 +79,21 @@ def _watch(args: argparse.Namespace) -> int:
         ui.resolve(
             args.layout or "default"
         )  # a bad layout is a usage error before anything is recorded
-    feed = _device_feed(args) if args.device else _mirror_feed(args)
-    print(_recording_note(feed), file=sys.stderr)
-    from anemon.headless import HeadlessView, run_headless
+    with serve_metrics(args) as metrics:  # bound first: a port in use claims no recording
+        feed = _device_feed(args) if args.device else _mirror_feed(args)
+        if metrics is not None:
+            # the phone's --id, else the backend; a mirror's device is its file's name
+            device = (args.id or args.device) if args.device else args.path.name
+            metrics.watch(feed.subscribe, device, feed.tag)
+        print(_recording_note(feed), file=sys.stderr)
+        from anemon.headless import HeadlessView, run_headless
 
-    view = HeadlessView()
-    if args.headless:
-        run_headless(feed, view)
-    else:
-        ui.launch(feed, args.layout)
-    view.finish(feed.session, title=feed.title)  # kept in the scrollback
+        view = HeadlessView()
+        if args.headless:
+            run_headless(feed, view)
+        else:
+            ui.launch(feed, args.layout)
+        view.finish(feed.session, title=feed.title)  # kept in the scrollback
     return 0
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from anemon.clock import Clock, wait_for
+from anemon.control.alerts import Alerts
 from anemon.control.arm import ArmHost, ArmLaunch, ArmRun, Command
 from anemon.control.battery import (
     REPLUG_MARGIN_S,
@@ -30,7 +31,8 @@ from anemon.control.cooldown import Cooldown, CooldownHost, Probe
 from anemon.control.launch import probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
-from anemon.devices.base import Device, DeviceError, Installer, Telemetry
+from anemon.control.preflight import History, run_checks
+from anemon.devices.base import Device, DeviceError, DeviceInfo, Installer, Telemetry
 from anemon.events import (
     ErrorEvent,
     Event,
@@ -93,6 +95,7 @@ class Controller:
         mirror: Path,
         battery_prompts: bool | None = None,
         force: bool = False,
+        preflight: bool = True,
     ) -> None:
         self.plan = plan
         self.device = device
@@ -103,7 +106,17 @@ class Controller:
         """Prompt unplug/replug around each arm; None: for sim arms with the unplug fault
         (unless the battery protocol asks once for the whole run)."""
         self.force = force
-        """Go on when a check fails (the battery protocol's waits time out): `--force`."""
+        """Go on when a check fails (pre-flight, the battery protocol's waits): `--force`."""
+        self.preflight = preflight
+        """Make the pre-flight checks before the first launch."""
+        self.device_info: DeviceInfo | None = None
+        """The device's answer to `connect` (the feed's); None: the checks ask it again."""
+        self.history = History()
+        """The last recording with this plan's tag (the pre-flight OS build and footprint)."""
+        self.stopped = ""
+        """Why the run stopped before its first launch (a failed pre-flight check), or ""."""
+        self._answers: list[Answer] = []
+        """How the operator's waits ended (`ask`), in order."""
         self.source = f"{device.kind}:{plan.log_path}"
         self.feed = LineFeed(pipeline, self.source)
         self.phase: Phase = "idle"
@@ -128,6 +141,7 @@ class Controller:
         self._trial_thermal: int | None = None
         """The thermal state of the latest TRIAL line (a cooldown's reading of last resort)."""
         pipeline.subscribe(self._on_event)
+        self.alerts = Alerts(plan.alerts, pipeline, tag=plan.tag)
 
     # -- the run ----------------------------------------------------------------------------
 
@@ -145,7 +159,8 @@ class Controller:
             installed = await self._install()
             if installed and not self.aborting:
                 await self._battery.before()
-            for index, launch in enumerate(launches if installed else ()):
+            cleared = installed and not self.aborting and await self._preflight()
+            for index, launch in enumerate(launches if cleared else ()):
                 if not await self._before(launch, first=index == 0):
                     break
                 if index == len(launches) - 1 and self._battery.unplugged:
@@ -167,6 +182,7 @@ class Controller:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self.alerts.drain()
         skipped = tuple(launch.arm.name for launch in launches[len(outcomes) :])
         result = RunResult(tuple(outcomes), self.aborting, skipped)
         self._finish(result)
@@ -194,6 +210,26 @@ class Controller:
                        outcome.describe())  # fmt: skip
         return outcome
 
+    async def _preflight(self) -> bool:
+        """The pre-flight checks, recorded; False: one failed and the run stops (no --force)."""
+        if not self.preflight:
+            return True
+        went_on = any(a.ending != "unplugged" for a in self._answers)
+        result = await run_checks(self.plan, self.device, info=self.device_info,
+                                  history=self.history, operator_went_on=went_on)  # fmt: skip
+        t, wall = self.pipeline.stamp()
+        self.emit(result.event(t=t, wall=wall, forced=self.force))
+        if not result.failed:
+            return True
+        failed = "; ".join(f"{c.check}: {c.note or c.reading}" for c in result.failed)
+        if self.force:
+            self.note(f"pre-flight failed ({failed}); going on (--force)")
+            return True
+        self.stopped = (f"pre-flight failed ({failed}): nothing was launched; "
+                        "anemon run --force goes on anyway")  # fmt: skip
+        self.error(None, self.stopped)
+        return False
+
     async def _install(self) -> bool:
         if not self.plan.app.install:
             return True
@@ -214,6 +250,9 @@ class Controller:
     def _finish(self, result: RunResult) -> None:
         if result.aborted:
             self.set_phase("aborted", None, "session aborted by the operator")
+            return
+        if self.stopped:
+            self.set_phase("aborted", None, self.stopped)
             return
         done = sum(o.status == "done" for o in result.outcomes)
         parts = [f"{done} of {len(result.outcomes) + len(result.skipped)} launches completed"]
@@ -345,6 +384,8 @@ class Controller:
             self.prompt = None
             self._asking = None
         self.marker_now(answer.note(wait), source=CONTROLLER)
+        if wait.name == "unplug":
+            self._answers.append(answer)
         return answer
 
     async def _answer(self, asking: _Asking) -> Answer:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import shlex
+import shutil
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +33,8 @@ BATTERY_PROTOCOLS = ("any", "unplugged", "plugged")
 ON_ERROR = ("abort", "next-arm")
 FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
 """The simulator's fault kinds (anemon.simulator.FAULTS; a test keeps the two equal)."""
-SECTIONS = ("tag", "device", "app", "protocol", "cooldown", "guards", "arms", "sim")
+SECTIONS = ("tag", "device", "app", "protocol", "cooldown", "guards", "alerts", "arms", "sim")
+ALERT_THERMAL = ("fair", "serious", "critical", "none")
 THERMAL_START = ("nominal", "fair", "serious", "critical")
 _TAG = re.compile(r"[A-Za-z0-9._-]+")
 _NAME = re.compile(r"[^\s=\"]+")
@@ -99,6 +102,30 @@ class GuardSpec:
 
 
 @dataclass(frozen=True)
+class AlertSpec:
+    """`[alerts]`: what is worth interrupting the operator for; all off by default."""
+
+    thermal: str = "none"
+    """Alert on reaching this thermal state (or "none")."""
+    decode_drop_pct: float = 0.0
+    """Decode below the arm's burst (its first minute's median) by this share (0 = off)."""
+    battery_floor_pct: float = 0.0
+    disk_floor_gb: float = 0.0
+    charging_changed: bool = False
+    """The phone starts or stops charging while an arm runs."""
+    hook: tuple[str, ...] = ()
+    """A command run for each alert, as an argument list (never through a shell)."""
+    hook_timeout_s: float = 10.0
+    """A hook still running after this long is killed (and that is recorded)."""
+
+    @property
+    def any(self) -> bool:
+        """Some condition is on."""
+        levels = (self.decode_drop_pct, self.battery_floor_pct, self.disk_floor_gb)
+        return self.thermal != "none" or self.charging_changed or any(levels)
+
+
+@dataclass(frozen=True)
 class ArmSpec:
     name: str
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -140,6 +167,7 @@ class Plan:
     sim: SimSpec = SimSpec()
     path: Path | None = None
     """Where it was read from (None: built in code)."""
+    alerts: AlertSpec = AlertSpec()
 
     @property
     def log_path(self) -> str:
@@ -154,6 +182,7 @@ class Plan:
             "protocol": _fields(self.protocol),
             "cooldown": _fields(self.cooldown),
             "guards": _fields(self.guards),
+            "alerts": {**_fields(self.alerts), "hook": list(self.alerts.hook)},
             "arms": [{"name": a.name, "env": dict(a.env)} for a in self.arms],
             "sim": {
                 **{k: v for k, v in _fields(self.sim).items() if k != "arms"},
@@ -247,7 +276,9 @@ class _Reader:
         guards = self.guards(data)
         arms = self.arms(data)
         sim = self.sim(data, arms, device.kind == "sim")
-        return Plan(tag, arms, device, app, protocol, cooldown, guards, sim, self.path)
+        alerts = self.alerts(data)
+        return Plan(tag, arms, device, app, protocol, cooldown, guards, sim, self.path,
+                    alerts=alerts)  # fmt: skip
 
     # -- sections --------------------------------------------------------------------------
 
@@ -271,6 +302,37 @@ class _Reader:
         guards = self.section(data, "guards", GuardSpec, checks)
         self.choice(guards.on_error, ("guards", "on_error"), ON_ERROR)
         return guards
+
+    def alerts(self, data: dict[str, Any]) -> AlertSpec:
+        """`[alerts]`; `hook` is a string (split as a shell would, but never run by one) or an
+        array of strings, and its command must be found now, not at the first alert."""
+        table = data.get("alerts", {})
+        if not isinstance(table, dict):
+            raise self.error(("alerts",), f"must be a table [alerts], not {_type(table)}")
+        rest = {k: v for k, v in table.items() if k != "hook"}
+        alerts = self.section({"alerts": rest}, "alerts", AlertSpec, _checks("alerts"))
+        self.choice(alerts.thermal, ("alerts", "thermal"), ALERT_THERMAL)
+        if "hook" not in table:
+            return alerts
+        return dataclasses.replace(alerts, hook=self.hook(table["hook"]))
+
+    def hook(self, value: Any) -> tuple[str, ...]:
+        key: _Key = ("alerts", "hook")
+        if isinstance(value, str):
+            try:
+                argv = shlex.split(value)
+            except ValueError as e:
+                raise self.error(key, f"cannot be split into arguments: {e}") from None
+        elif isinstance(value, list) and all(isinstance(part, str) for part in value):
+            argv = list(value)
+        else:
+            raise self.error(key, f"must be a string or an array of strings, not {_type(value)}")
+        if not argv:
+            return ()
+        if not argv[0] or shutil.which(argv[0]) is None:
+            raise self.error(key, f"{_quoted(argv[0])} cannot be found (not on PATH, or not an "
+                                  "executable file); give its full path")  # fmt: skip
+        return tuple(argv)
 
     def arms(self, data: dict[str, Any]) -> tuple[ArmSpec, ...]:
         raw = data.get("arms")
@@ -450,6 +512,10 @@ RANGES: Mapping[tuple[str, str], Range] = MappingProxyType({
     ("guards", "first_trial_timeout_s"): Range(0, DAY_S, "seconds", open_low=True),
     ("guards", "stall_timeout_s"): Range(0, DAY_S, "seconds", open_low=True),
     ("guards", "min_free_gb"): Range(0, 1_000_000, "GB"),
+    ("alerts", "decode_drop_pct"): Range(0, 100, "%", open_low=False),
+    ("alerts", "battery_floor_pct"): Range(0, 100, "%"),
+    ("alerts", "disk_floor_gb"): Range(0, 1_000_000, "GB"),
+    ("alerts", "hook_timeout_s"): Range(0, 3600, "seconds", open_low=True),
     ("sim", "free_gb"): Range(0, 1_000_000, "GB"),
     ("sim.arms", "fault_at_s"): Range(0, DAY_S, "seconds"),
     ("sim.arms", "fault_count"): Range(0, 1000),

@@ -2,8 +2,9 @@
 
 Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
 container and read host-side telemetry. Optional capabilities are classes a backend inherits
-from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`. A caller asks
-with `isinstance`, which checks the declaration, never the attributes. All of it is asyncio.
+from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`, `Inspector`. A
+caller asks with `isinstance`, which checks the declaration, never the attributes. All of it is
+asyncio.
 """
 
 from __future__ import annotations
@@ -130,6 +131,20 @@ class ConsoleSource(abc.ABC):
     def console(self, process: str) -> AsyncIterator[str]:
         """The process's lines as they come, live only; ends when the phone goes away."""
         ...
+
+
+class Inspector(abc.ABC):
+    """A backend that can say, before a run, whether the app is installed and whether Low Power
+    Mode is on (the pre-flight checks, anemon/control/preflight.py). None: it cannot tell."""
+
+    @abc.abstractmethod
+    async def app_installed(self, bundle: str) -> bool | None:
+        """Whether `bundle` is installed; raises DeviceError when the phone cannot be asked."""
+        ...
+
+    async def low_power(self) -> bool | None:
+        """Whether Low Power Mode is on (None: this backend cannot read it)."""
+        return None
 
 
 class PowerSource(abc.ABC):

@@ -31,7 +31,7 @@ class OnDevice(LiveFeed):
         self._lines = LineFeed(pipeline, source)
 
     async def run(self) -> None:
-        info = await self.device.connect()
+        info = self.device_info = await self.device.connect()
         self.title = f"{info.name} ({info.kind}): {self.bundle}"
         try:
             work = [self.follow(), self._telemetry()]

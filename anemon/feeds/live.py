@@ -7,11 +7,17 @@ from collections.abc import Awaitable
 from pathlib import Path
 
 from anemon.clock import Clock
-from anemon.events import MarkerEvent
+from anemon.devices.base import DeviceInfo
+from anemon.events import MarkerEvent, SummaryEvent
 from anemon.feeds import RECORDING_STOPPED, Listener, RunControls
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, RecordingError
 from anemon.store import Session
+
+SUMMARY_SOURCE = "anemon"
+"""The `source` of the closing summary event."""
+_STATUS_RANK = ("done", "incomplete", "aborted", "failed")
+"""A session's status from its arms' (a watch): the worst of them, in this order."""
 
 
 class LiveFeed:
@@ -34,6 +40,8 @@ class LiveFeed:
         self.pipeline = pipeline
         self.controls = controls
         self.reads_power: bool | None = None
+        self.device_info: DeviceInfo | None = None
+        """What the backend said when it connected (None: no device, a mirrored log)."""
         self._stop = asyncio.Event()
         if pipeline.recorder is not None:
             self.watch_recording(pipeline.recorder)
@@ -93,8 +101,39 @@ class LiveFeed:
         await self._stop.wait()
 
     def close(self) -> None:
-        """Close the recording; a write that failed is raised here (RecordingError, exit 2)."""
-        self.pipeline.close()
+        """End the recording with its summary and close it; a write that failed is raised here
+        (RecordingError, exit 2)."""
+        try:
+            self.write_summary()
+        finally:
+            self.pipeline.close()
+
+    def session_status(self) -> str:
+        """How the session ended, for the closing summary: a watch has no verdict of its own,
+        so the worst of its arms' statuses (a plan run overrides this with its result)."""
+        from anemon.analysis.summary import arm_status
+
+        statuses = {arm_status(arm)[0] for arm in self.session.arms.values()} or {"incomplete"}
+        return max(statuses, key=_STATUS_RANK.index)
+
+    def write_summary(self) -> None:
+        """The recording's last line (version 2): the session's summary, so that a session
+        index reads the first and last lines only. Not after a failed write (the recording
+        ends where the disk filled) nor in a file that was claimed but never begun."""
+        recorder = self.pipeline.recorder
+        if recorder is None or not recorder.writable:
+            return
+        created = (recorder.header or {}).get("created")
+        recorder.write(
+            closing_summary(
+                self.session,
+                status=self.session_status(),
+                tag=self.tag,
+                created=created if isinstance(created, str) else None,
+                device=self.device_info,
+                wall=self.clock.wall(),
+            )
+        )
 
 
 def queue_ended(session: Session) -> bool:
@@ -120,3 +159,35 @@ async def until_stopped(stop: asyncio.Event, *work: Awaitable[None]) -> None:
     for task in tasks:
         if not task.cancelled() and (error := task.exception()) is not None:
             raise error
+
+
+def closing_summary(
+    session: Session,
+    *,
+    status: str,
+    tag: str | None = None,
+    created: str | None = None,
+    device: DeviceInfo | None = None,
+    wall: float = 0.0,
+) -> SummaryEvent:
+    """The summary event of `session`, at its last event's time (a replay's length stays the
+    session's). The tag and OS build fall back on what the app's START lines said."""
+    from anemon.analysis.summary import summarize  # pandas: only once a session ends
+
+    summaries = summarize(session)
+    starts = [arm.start for arm in session.arms.values() if arm.start is not None]
+    os_build = next((s.os for s in starts if s.os), None) or (device.os if device else None)
+    return SummaryEvent(
+        t=session.last_t,
+        wall=wall,
+        source=SUMMARY_SOURCE,
+        status=status,
+        tag=tag or next((s.tag for s in starts if s.tag), None),
+        created=created,
+        device=(device.name or None) if device else None,
+        udid=(device.udid or None) if device else None,
+        backend=device.kind if device else None,
+        os_build=os_build or None,
+        trials=sum(s.trials for s in summaries),
+        arms=tuple(s.to_json() for s in summaries),
+    )

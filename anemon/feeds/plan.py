@@ -12,13 +12,14 @@ from anemon.clock import Clock, RealClock
 from anemon.control.controller import Controller
 from anemon.control.outcome import RunResult
 from anemon.control.plan import Plan
+from anemon.control.preflight import find_history, history_folders
 from anemon.devices import reads_power, real_device
 from anemon.devices.base import Device, DeviceInfo
 from anemon.events import Event
 from anemon.feeds.live import LiveFeed
 from anemon.paths import safe_name
 from anemon.pipeline import Pipeline
-from anemon.recording.writer import Recorder, make_header
+from anemon.recording.writer import DEFAULT_DIR, Recorder, make_header
 
 
 def make_device(plan: Plan, clock: Clock) -> Device:
@@ -93,8 +94,12 @@ class PlanRun(LiveFeed):
     async def run(self) -> None:
         """Connect, record, run the plan; `result` says how it ended."""
         self._clock.start()
-        info = await self.device.connect()
+        info = self.device_info = await self.device.connect()
         self._open_recording(info)
+        self.controller.device_info = info
+        self.controller.history = find_history(
+            self.plan.tag, history_folders(self.record, DEFAULT_DIR), exclude=self.record
+        )
         try:
             self.result = await self.controller.run()
         finally:
@@ -108,11 +113,23 @@ class PlanRun(LiveFeed):
 
     def close(self) -> None:
         try:
-            if self._recorder is not None:
-                self._recorder.close()  # also when it never began: the claimed name is freed
-            super().close()
+            super().close()  # the closing summary, then the recording (the pipeline's, once begun)
         finally:
-            shutil.rmtree(self._mirror_dir, ignore_errors=True)
+            try:
+                if self._recorder is not None:
+                    self._recorder.close()  # also when it never began: the claimed name is freed
+            finally:
+                shutil.rmtree(self._mirror_dir, ignore_errors=True)
+
+    def session_status(self) -> str:
+        """As the exit status says: aborted (the operator), failed (an arm failed or was never
+        launched, or the run itself failed), else done."""
+        result = self.result
+        if result is None:
+            return "aborted" if self._stop.is_set() else "failed"
+        if result.aborted:
+            return "aborted"
+        return "failed" if result.failures or result.skipped else "done"
 
     @property
     def recorder(self) -> Recorder | None:

@@ -40,6 +40,8 @@ def to_record(event: Event) -> dict[str, Any]:
             value = _thermal_name(value)
         elif name == "extra":
             value = dict(value) if value else None
+        elif isinstance(value, tuple):  # a summary's arms: NaN inside is null too
+            value = _finite(value)
         if (value is not None and value != "" and name not in _OMIT) or name in (
             "t",
             "wall",
@@ -155,6 +157,10 @@ def _problem(key: str, value: Any, spec: _FieldSpec) -> str | None:
         return f"is outside {describe(key)}"
     if key == "extra" and not all(isinstance(k, str) for k in value):
         return "is not a table of text"
+    if key == "arms" and not all(isinstance(arm, dict) for arm in value):
+        return "is not a list of objects"
+    if key == "checks" and not all(isinstance(item, dict) for item in value):
+        return "is not a list of objects"
     return None
 
 
@@ -164,6 +170,11 @@ def _normal(key: str, value: Any) -> Any:
         return printable(value)
     if key == "extra":
         return {k: v if isinstance(v, str) else repr(v) for k, v in value.items()}
+    if key == "arms" and isinstance(value, list):
+        return tuple(value)  # the event is frozen: a tuple, as written
+    if key == "checks":  # a preflight's checks: shown to people, so text and escaped
+        return tuple({str(k): printable(v if isinstance(v, str) else repr(v))
+                      for k, v in item.items()} for item in value)  # fmt: skip
     return value
 
 
@@ -178,6 +189,9 @@ _TYPES: dict[str, frozenset[type]] = {
     "str": frozenset({str}),
     "Phase": frozenset({str}),
     "Mapping[str, str]": frozenset({dict}),
+    "tuple[Mapping[str, object], ...]": frozenset({list}),
+    "tuple[Mapping[str, str], ...]": frozenset({list}),
+    "float | str": frozenset({int, float, str}),
 }
 """The JSON types a field of each type may hold, so that a damaged recording never puts text
 where a reading belongs: the field is missing instead. null is read as null only where the
@@ -232,7 +246,7 @@ def shown_with_kind(value: Any) -> str:
 
 _WANTED = {frozenset({int, float}): "number", frozenset({int}): "whole number",
            frozenset({bool}): "true/false", frozenset({str}): "string",
-           frozenset({dict}): "table of text"}  # fmt: skip
+           frozenset({dict}): "table of text", frozenset({list}): "list"}  # fmt: skip
 
 
 def _wanted(types: frozenset[type]) -> str:

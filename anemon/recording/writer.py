@@ -27,7 +27,8 @@ from anemon.recording.codec import to_record
 from anemon.text import printable
 
 FORMAT = "anemon-recording"
-VERSION = 1
+VERSION = 2
+"""2: a recording that closed normally ends with a `summary` event (version 1 files still read)."""
 SESSION_KIND = "session"
 """The kind of the line that starts a session appended to an existing recording (`append`):
 the new session's header fields; the reader keeps it as an unknown kind."""
@@ -94,10 +95,22 @@ class Recorder:
         self._replacing = mode == "replace"
         """The old content goes at `begin`, not before: a run that never starts keeps it."""
         self._begun = False
+        self.header: dict[str, Any] | None = None
+        """What `begin` wrote (an appended session's own header fields)."""
         self._file: IO[str] | None = None
         self.path, self._file = self._open(Path(path), mode, unique)
         if header is not None:
             self.begin(header)
+
+    @property
+    def begun(self) -> bool:
+        """The header is written: events may follow (a claimed file has none yet)."""
+        return self._begun
+
+    @property
+    def writable(self) -> bool:
+        """Begun, not closed, and no write has failed: a closing summary can still go in."""
+        return self._begun and self._file is not None and self.error is None
 
     @property
     def appending(self) -> bool:
@@ -109,6 +122,7 @@ class Recorder:
         if self._begun:
             return
         self._begun = True
+        self.header = dict(header)
         if self._replacing and self._file is not None:
             self._truncate()
         if self._appending:
@@ -195,6 +209,7 @@ class Recorder:
             reader = open_source(path)
         except SourceError as e:
             raise RecordingError(f"cannot append: {e}") from None
+        reader.close()  # only its head was needed
         if reader.kind != "recording" or reader.compressed:
             what = "compressed" if reader.compressed else "a raw log, not an anemon recording"
             raise RecordingError(f"{path}: {what}; --append adds only to an uncompressed "

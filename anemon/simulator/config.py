@@ -61,6 +61,8 @@ class SimConfig:
     arms: Mapping[str, SimArmConfig] = field(default_factory=dict)
     seed: int = 0
     screen_on: bool = True
+    low_power: bool = False
+    """Low Power Mode on (the pre-flight checks warn)."""
     ambient_c: float = 25.0
     cold_cache: bool = False
     """After an OS update: each arm's first load compiles on device (slow, eats disk)."""

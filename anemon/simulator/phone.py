@@ -59,6 +59,8 @@ class SimulatedIPhone:
         self.config = config
         self.now = 0.0
         self.screen_on = config.screen_on
+        self.low_power = config.low_power
+        """Low Power Mode (Settings > Battery): the host may read it, the bench does not."""
         start = STATES.index(config.start_thermal)
         self.thermal = ThermalModel(config.thermal, config.ambient_c, start)
         self.battery = Battery(config.battery, config.battery_percent, config.plugged)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from anemon.events import (
+    AlertEvent,
     CooldownEvent,
     EndEvent,
     ErrorEvent,
@@ -22,6 +23,7 @@ from anemon.events import (
     LoadEvent,
     MarkerEvent,
     PhaseEvent,
+    PreflightEvent,
     RecordEvent,
     ResetEvent,
     StartEvent,
@@ -31,7 +33,7 @@ from anemon.events import (
 
 NAN = float("nan")
 LOG_LINES = 5000
-_LOGGED = (RecordEvent, PhaseEvent, MarkerEvent, GapEvent, ResetEvent)
+_LOGGED = (RecordEvent, PhaseEvent, MarkerEvent, GapEvent, ResetEvent, PreflightEvent, AlertEvent)
 
 
 def _num(value: float | int | bool | None) -> float:

@@ -11,23 +11,31 @@ if TYPE_CHECKING:
     from anemon.feeds import Feed
     from anemon.feeds.lifecycle import Ending
     from anemon.ui.app import Dashboard
+    from anemon.ui.overlay import Overlay
 
 __all__ = ["DashboardView", "LayoutError", "launch"]
 
 
-def launch(feed: Feed, layout: str | None = None, *, save_dir: Path | None = None) -> Ending:
+def launch(
+    feed: Feed,
+    layout: str | None = None,
+    *,
+    save_dir: Path | None = None,
+    overlay: Overlay | None = None,
+) -> Ending:
     """Show the dashboard on `feed` until the operator quits (or a signal); how it ended.
 
     `layout` is a built-in name or a .tcss path, checked before the app starts (LayoutError,
     exit 2); None: the default, or the compact layout in a terminal too small for it. The
     feed's lifecycle is `run_feed`'s: a live feed runs beside the app; on quit it is stopped,
-    allowed to finish reading what is pending, then closed — as on SIGINT.
+    allowed to finish reading what is pending, then closed — as on SIGINT. `overlay`: a
+    reference session drawn dimmed under the charts (`replay --overlay`).
     """
     path = resolve(layout or "default")
     from anemon.feeds.lifecycle import run_feed_sync
     from anemon.ui.app import Dashboard
 
-    app = Dashboard(feed, path, save_dir=save_dir, chosen=layout is not None)
+    app = Dashboard(feed, path, save_dir=save_dir, chosen=layout is not None, overlay=overlay)
     return run_feed_sync(feed, DashboardView(app))
 
 

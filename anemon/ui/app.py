@@ -32,8 +32,9 @@ from anemon.ui.export import export_summary
 from anemon.ui.help import KeysHelp
 from anemon.ui.log_panel import LogPanel
 from anemon.ui.marker import MarkerPrompt
+from anemon.ui.overlay import Overlay
 from anemon.ui.status import StatusLine
-from anemon.ui.timeline import Timeline
+from anemon.ui.timeline import AlertMarks, Timeline
 
 BASE_CSS = Path(__file__).with_name("dashboard.tcss")
 # EXPORTS_DIR: where `e` and `s` write when not told (`save_dir`), under the cwd, made on
@@ -70,6 +71,7 @@ class Dashboard(App[None]):
         tick_s: float = 0.1,
         redraw_s: float = 0.2,
         log_lines: int = 2000,
+        overlay: Overlay | None = None,
     ) -> None:
         super().__init__(css_path=[BASE_CSS, layout])
         self.feed = feed
@@ -81,7 +83,13 @@ class Dashboard(App[None]):
         self.tick_s = tick_s
         self.redraw_s = redraw_s
         self.log_lines = log_lines
+        self.overlay = overlay
+        """The reference session under the charts (`replay --overlay`); `o` hides it."""
+        self.overlay_shown = overlay is not None
         self.title = feed.title
+        self.alert_marks = AlertMarks()
+        """Alerts and the pre-flight as they come: toasts (redraw), marks on the timeline."""
+        feed.subscribe(self.alert_marks.add)
         self.rounds = 0
         self.queue_paused = False
         self.run_over = False
@@ -99,13 +107,14 @@ class Dashboard(App[None]):
         feed = self.feed
         yield StatusLine(feed.title, tag=feed.tag, reads_power=feed.reads_power,
                          status_note=lambda: feed.status_note, id="status")  # fmt: skip
-        yield Timeline(self.feed.replay, id="timeline")
+        yield Timeline(self.feed.replay, alerts=self.alert_marks, session=self.feed.session,
+                       id="timeline")  # fmt: skip
         with Vertical(id="body"):
             yield Charts(MAIN_CHARTS, id="charts")
             yield Charts(PAIR_CHARTS, id="pair")
             yield Strips(id="strips")
-            yield ArmsTable(id="arms")
-            yield ArmsTable(BRIEF, id="arms-brief")
+            yield ArmsTable(reference=self.overlay, id="arms")
+            yield ArmsTable(BRIEF, reference=self.overlay, id="arms-brief")
             yield LogPanel(self.log_lines, id="log")
         yield Footer()
 
@@ -117,6 +126,8 @@ class Dashboard(App[None]):
         self.tables = list(self.query(ArmsTable))
         self.strips = list(self.query(Strip))
         self.charts = list(self.query(Chart))
+        for chart in self.charts:
+            chart.reference = self.overlay
         if self.feed.replay is not None:
             self.set_interval(self.tick_s, self.tick)
         self.set_interval(self.redraw_s, self.redraw)
@@ -156,6 +167,10 @@ class Dashboard(App[None]):
         charts within a time budget, the table at most every TABLE_EVERY_S."""
         session = self.feed.session
         self._check_run_over()
+        for toast in self.alert_marks.take():  # log text is data: never markup
+            self.notify(toast.message, severity=toast.severity, timeout=10, markup=False)
+            if toast.bell:
+                self.bell()
         if not (force or self._changed(session)):
             return  # a live session between two trials costs (almost) nothing
         self.rounds += 1
@@ -217,6 +232,8 @@ class Dashboard(App[None]):
             return self.feed.replay is not None
         if needs == "controls":
             return self.feed.controls is not None and not self.run_over
+        if needs == "overlay":
+            return self.overlay is not None
         return True
 
     @property
@@ -308,6 +325,13 @@ class Dashboard(App[None]):
     def action_seek_end(self) -> None:
         self.replay.seek(self.replay.duration)
         self._replayed()
+
+    def action_toggle_overlay(self) -> None:
+        """Show or hide the reference curves (the arms table keeps its "vs ref" column)."""
+        self.overlay_shown = not self.overlay_shown
+        for chart in self.charts:
+            chart.reference = self.overlay if self.overlay_shown else None
+        self.redraw(force=True)
 
     def action_marker(self) -> None:
         self.push_screen(MarkerPrompt(), self._add_marker)

@@ -8,9 +8,14 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import DataTable
 
+from anemon.analysis.compare import (
+    delta_pct,
+    signed,  # compare's Δ cells: the same words
+)
 from anemon.analysis.render import COLUMNS, cells, status_cell
 from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
+from anemon.ui.overlay import Overlay, decode_mean
 
 WIDE = tuple(
     name for name in COLUMNS
@@ -27,6 +32,22 @@ sustained), its thermal, its energy; the status line counts the trials."""
 def live_cells(summary: ArmSummary) -> dict[str, str]:
     """Every COLUMNS cell of an arm, by column name (the energy notes in few words)."""
     return dict(zip(COLUMNS, cells(summary, short=True), strict=True))
+
+
+VS_REF = "vs ref"
+"""The column an overlay adds (`replay --overlay`): the arm's decode mean against its
+reference arm's over the same arm elapsed time (`overlay.decode_mean`), in %
+(`analysis.compare.delta_pct`)."""
+
+
+MAKES_ROOM = "tokens"
+"""The column "vs ref" replaces, so the table keeps its width."""
+
+
+def vs_ref(summary: ArmSummary, reference: float | None) -> str:
+    """The change in words ("+1.9 %", "−3.0 %"); "—" with no reference trial yet or no
+    decode mean."""
+    return signed(delta_pct(reference, summary.decode_mean))
 
 
 def header(name: str) -> str:
@@ -71,15 +92,26 @@ class _Shown:
 
 
 class ArmsTable(DataTable, can_focus=False):
-    """One row per arm; cells are the summary's own formatting (analysis/render.py)."""
+    """One row per arm; cells are the summary's own formatting (analysis/render.py). With a
+    `reference` (the overlay), a last column "vs ref" (in place of `MAKES_ROOM`): the decode
+    mean's change against the matched reference arm."""
 
     DEFAULT_CSS = "ArmsTable { height: auto; }"
 
-    def __init__(self, columns: Sequence[str] = WIDE, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+    def __init__(
+        self,
+        columns: Sequence[str] = WIDE,
+        *,
+        reference: Overlay | None = None,
+        id: str | None = None,  # noqa: A002 (Textual)
+    ) -> None:
         super().__init__(id=id, cursor_type="none", zebra_stripes=True, header_height=2)
         unknown = [name for name in columns if name not in COLUMNS]
         if unknown:
             raise ValueError(f"not an arms table column: {', '.join(unknown)}")
+        self.reference = reference
+        if reference is not None:  # "vs ref" takes the place of the token count (the width)
+            columns = (*(name for name in columns if name != MAKES_ROOM), VS_REF)
         self.picked = tuple(columns)
         self.shown: dict[str, _Shown] = {}
         self.samples = PowerSamples()
@@ -113,11 +145,15 @@ class ArmsTable(DataTable, can_focus=False):
                 summary = summarize_arm(arm, self.samples, spans)
             self.shown[name] = _Shown(key, readings, spans, summary)
             if known is None or summary != known.summary or known.key[-1] != key[-1]:
-                self._put(name, summary, new=known is None, running=key[-1])
+                self._put(name, summary, new=known is None, running=key[-1], session=session)
 
-    def _put(self, name: str, summary: ArmSummary, new: bool, running: bool) -> None:
+    def _put(
+        self, name: str, summary: ArmSummary, new: bool, running: bool, session: Session
+    ) -> None:
         # Text, not str: a DataTable parses str cells as markup, and arm names are data
         row = live_cells(summary)
+        if self.reference is not None:
+            row[VS_REF] = vs_ref(summary, decode_mean(self.reference, session, name))
         values = [
             arm_cell(summary, running) if column == "arm" else Text(row[column], justify="right")
             for column in self.picked

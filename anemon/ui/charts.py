@@ -15,6 +15,7 @@ from typing import overload
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
+from textual.color import Color
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Region, Size
 from textual.widgets import Label, Sparkline, Static
@@ -25,6 +26,8 @@ from textual_plot.plot_widget import FloatScalar, LinePlot
 
 from anemon.events import THERMAL_NAMES
 from anemon.store import ArmSeries, Session
+from anemon.ui import overlay
+from anemon.ui.overlay import Overlay
 from anemon.ui.series import column, decimate, owners, runs, steps
 from anemon.ui.status import power_state
 
@@ -32,6 +35,15 @@ PALETTE = ("#4fc1ff", "#f28c28", "#b5e853", "#d670d6", "#ffd700", "#ff5f5f", "#0
 """One colour per arm, in order of first appearance."""
 NO_ARM = "#8a8a8a"
 """Power read while no arm runs (cooldowns, between launches)."""
+THERMAL = "#ff875f"
+DIM_TOWARDS = Color.parse("#3a3a3a")
+DIM_BY = 0.55
+"""A reference curve (`--overlay`) is its arm's colour this far towards a dark grey: the same
+hue, clearly behind the replayed lines."""
+
+
+def dimmed(colour: str) -> str:
+    return Color.parse(colour).blend(DIM_TOWARDS, DIM_BY).hex
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +55,8 @@ class Line:
     colour: str
     label: str | None = None
     step: bool = False
+    ref: bool = False
+    """A reference curve (the overlay): drawn under the others, left out of the text form."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +77,8 @@ class ChartSpec:
     reading between two trials) can wait that long, as the axis does."""
     value: Callable[[float], str] = lambda v: f"{v:,.1f}"
     """A value in words, for the text form of a chart too short to plot (`Chart.min_rows`)."""
+    reference: Callable[[Overlay, Session], list[Line]] | None = None
+    """The overlay's curves for this chart (`anemon replay --overlay`); None: it has none."""
 
 
 def elapsed(session: Session) -> float:
@@ -215,10 +231,74 @@ def power_title(session: Session) -> str:
     return "power W" if state == "—" else f"power W ({state})"
 
 
+REF = "ref "
+"""What a reference curve's label starts with ("ref ARM")."""
+REF_STYLE = dimmed("#d0d0d0")
+"""The stroke of the one "ref" entry of a legend too narrow to name each reference."""
+
+
+def legend_line(entries: Sequence[tuple[str, str]]) -> Text:
+    """(label, style) entries on one line, each name after a stroke of its line's style."""
+    return Text("  ").join(Text.assemble(("━ ", style), label) for label, style in entries)
+
+
+def ref_lines(points: list[overlay.RefPoints], session: Session, colour: str | None = None,
+              ) -> list[Line]:  # fmt: skip
+    """The overlay's points as dimmed lines in their SOURCE arm's colour (or `colour`), each
+    arm labelled once ("ref ARM") however many rounds it has."""
+    lines, named = [], set()
+    for arm, x, y in points:
+        label = None if arm in named else f"{REF}{arm}"
+        named.add(arm)
+        hue = colour or arm_colour(session, arm)
+        lines.append(Line(x, y, dimmed(hue), label, ref=True))
+    return lines
+
+
+def ref_arm(name: str) -> Callable[[Overlay, Session], list[Line]]:
+    """The matched OTHER arms' trials of a per-trial figure, on their SOURCE arm's time."""
+    return lambda o, s: ref_lines(overlay.arm_points(o, s, name), s)
+
+
+def ref_series(attr: str, step: bool = False, colour: str | None = None,
+               ) -> Callable[[Overlay, Session], list[Line]]:  # fmt: skip
+    """A session series of OTHER during its matched arms' rounds (already stepped)."""
+    return lambda o, s: ref_lines(overlay.series_points(o, s, attr, step), s, colour)
+
+
+def ref_nth_arm(index: int) -> Callable[[Overlay, Session], list[Line]]:
+    """The index-th SOURCE arm's reference over its own time since launch (`nth_arm`), up to
+    the replayed arm's latest trial."""
+
+    def lines(reference: Overlay, session: Session) -> list[Line]:
+        arms = list(session.arms)
+        theirs = reference.match(session).get(arms[index]) if index < len(arms) else None
+        if theirs is None:
+            return []
+        arm = reference.session.arms[theirs]
+        timed = column(arm.columns["warmup"]) == 0
+        x, y = column(arm.columns["app_t"])[timed], column(arm.columns["decode_tps"])[timed]
+        x, y = overlay.clipped(x, y, longest_arm(session))
+        return ref_lines([(arms[index], x, y)], session) if len(x) else []
+
+    return lines
+
+
 CHARTS: dict[str, ChartSpec] = {
-    "decode": ChartSpec(lambda s: "decode tok/s", per_arm("decode_tps"), legend=True, data=trials),
+    "decode": ChartSpec(
+        lambda s: "decode tok/s",
+        per_arm("decode_tps"),
+        legend=True,
+        data=trials,
+        reference=ref_arm("decode_tps"),
+    ),
     "power": ChartSpec(
-        power_title, power_lines, power_limits, data=power_data, value=lambda v: f"{v:.2f} W"
+        power_title,
+        power_lines,
+        power_limits,
+        data=power_data,
+        value=lambda v: f"{v:.2f} W",
+        reference=ref_series("power_w"),
     ),
     "prefill": ChartSpec(
         lambda s: "prefill tok/s",
@@ -226,14 +306,16 @@ CHARTS: dict[str, ChartSpec] = {
         legend=True,
         data=trials,
         value=lambda v: f"{v:,.0f}",
+        reference=ref_arm("prompt_tps"),
     ),
     "thermal": ChartSpec(
         lambda s: "thermal state",
-        session_line("thermal", "#ff875f", step=True),
+        session_line("thermal", THERMAL, step=True),
         ylimits=lambda s: (-0.1, 3.1),
         thermal_axis=True,
         data=latest("thermal"),
         value=lambda v: THERMAL_NAMES[int(v)],
+        reference=ref_series("thermal", step=True, colour=THERMAL),
     ),
     "battery": ChartSpec(
         battery_title,
@@ -248,8 +330,22 @@ CHARTS: dict[str, ChartSpec] = {
         data=latest("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
     ),
-    "arm-a": ChartSpec(nth_arm_title(0), nth_arm(0), decode_limits, xmax=longest_arm, data=trials),
-    "arm-b": ChartSpec(nth_arm_title(1), nth_arm(1), decode_limits, xmax=longest_arm, data=trials),
+    "arm-a": ChartSpec(
+        nth_arm_title(0),
+        nth_arm(0),
+        decode_limits,
+        xmax=longest_arm,
+        data=trials,
+        reference=ref_nth_arm(0),
+    ),
+    "arm-b": ChartSpec(
+        nth_arm_title(1),
+        nth_arm(1),
+        decode_limits,
+        xmax=longest_arm,
+        data=trials,
+        reference=ref_nth_arm(1),
+    ),
 }
 """Chart id → what it shows; the layouts place them by id."""
 
@@ -360,8 +456,11 @@ class Chart(PlotWidget, can_focus=False):
         super().__init__(id=id, allow_pan_and_zoom=False)
         self.spec = spec
         self.elapsed_axis = ElapsedFormatter()
-        self.drawn: tuple[int, object, Size] | None = None
-        """(session id, data signature, size) of the last draw: nothing new, nothing to do."""
+        self.drawn: tuple[int, object, Size, object] | None = None
+        """(session id, data signature, size, reference) of the last draw: nothing new,
+        nothing to do."""
+        self.reference: Overlay | None = None
+        """The overlay drawn under the lines (`replay --overlay`, shown); None: none."""
         self.drawn_end = 0.0
         """Where the x axis ended at the last draw."""
         self.y_axis = FittedFormatter()
@@ -414,14 +513,21 @@ class Chart(PlotWidget, can_focus=False):
     def draw(self, session: Session) -> bool:
         """Redraw from `session` if what the chart shows changed since the last draw (its
         lines, or its x axis by a column or more); returns whether it did."""
-        key = (id(session), self.spec.data(session), self.content_size)
+        reference = self.reference if self.spec.reference is not None else None
+        # a SOURCE arm's first trial places its reference: trials change what is drawn
+        ref_key = (id(reference), trials(session)) if reference is not None else None
+        key = (id(session), self.spec.data(session), self.content_size, ref_key)
         end = max(self.spec.xmax(session), 1.0)
         if key == self.drawn and abs(end - self.drawn_end) < self.drawn_end / self.columns:
             return False
         self.drawn, self.drawn_end = key, end
-        self.border_title = Text(self.spec.title(session))
+        title = self.spec.title(session)
         lines = self.spec.lines(session)
-        self.latest = latest_values(lines, self.spec.value)
+        self.latest = latest_values(lines, self.spec.value)  # the replayed session's alone
+        if reference is not None and self.spec.reference is not None:
+            title = f"{title} · ref: {reference.label}"
+            lines = self.spec.reference(reference, session) + lines  # under the replayed lines
+        self.border_title = Text(title)
         if self.show_short():
             return True
         self.elapsed_axis.fit = max(2, self.columns // 7)
@@ -481,16 +587,24 @@ class Chart(PlotWidget, can_focus=False):
                     self.border_subtitle = None
                     return
         self.show_legend(is_visible=False)
-        inline = self.inline_legend()
-        fits = len(inline) and inline.cell_len <= self.size.width - SUBTITLE_ROOM
-        self.border_subtitle = inline if fits else None
+        room = self.size.width - SUBTITLE_ROOM
+        fitting = (t for t in self.inline_legends() if len(t) and t.cell_len <= room)
+        self.border_subtitle = next(fitting, None)
+
+    def inline_legends(self) -> list[Text]:
+        """The legend on one line, each name after a stroke of its line's colour; then, for
+        a narrower border, the references (the overlay) as one "ref" entry; then without
+        them (the title names the reference)."""
+        named = [(label, data.line_style)
+                 for label, data in zip(self._labels, self._datasets, strict=True)
+                 if label is not None and isinstance(data, LinePlot)]  # fmt: skip
+        arms = [(label, style) for label, style in named if not label.startswith(REF)]
+        refs = [(REF.strip(), REF_STYLE)] if len(arms) < len(named) else []
+        return [legend_line(entries) for entries in (named, arms + refs, arms)]
 
     def inline_legend(self) -> Text:
-        """The legend on one line, each name after a stroke of its line's colour."""
-        named = [(label, data) for label, data in zip(self._labels, self._datasets, strict=True)
-                 if label is not None and isinstance(data, LinePlot)]  # fmt: skip
-        return Text("  ").join(Text.assemble(("━ ", data.line_style), label)
-                               for label, data in named)  # fmt: skip
+        """The legend on one line, every line named (the widest of `inline_legends`)."""
+        return self.inline_legends()[0]
 
     def drawn_cells(self, box: Region) -> np.ndarray:
         """Which cells (row, column) of the plot canvas the lines pass through, were the

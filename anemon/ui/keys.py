@@ -1,7 +1,8 @@
 """Every operator action once: its key (Footer), its palette entry, and what it needs.
 
 `needs` is "replay" (a replay to drive: `feed.replay`), "controls" (a running plan's operator
-actions: `feed.controls`) or "" (always available). A `confirm` action's keys pass themselves
+actions: `feed.controls`), "overlay" (a reference session: `replay --overlay`) or "" (always
+available). A `confirm` action's keys pass themselves
 to it (`quit('q')`): during a run it waits for the same key again (see `confirm.Confirm`); the
 palette calls it without a key, at once.
 """
@@ -41,6 +42,7 @@ ACTIONS = (
     Action("shift+right,full_stop", "seek_by(60)", "+1m", "Seek forward 1 minute", "replay", False),
     Action("home", "seek_start", "Start", "Seek to the start", "replay", False),
     Action("end", "seek_end", "End", "Seek to the end", "replay", False),
+    Action("o", "toggle_overlay", "Overlay", "Show or hide the reference curves", "overlay"),
     Action("m", "marker", "Marker", "Add an operator note to the session"),
     Action("l", "next_layout", "Layout", "Switch to the next layout"),
     Action("e", "export", "Export", "Summary as Markdown to the clipboard and a file"),

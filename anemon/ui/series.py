@@ -13,10 +13,12 @@ from array import array
 import numpy as np
 
 from anemon.events import (
+    AlertEvent,
     Event,
     GapEvent,
     MarkerEvent,
     PhaseEvent,
+    PreflightEvent,
     RecordEvent,
     ResetEvent,
 )
@@ -116,6 +118,12 @@ def log_text(event: Event) -> str:
         text = f"── gap {event.state}" + (f": {event.reason}" if event.reason else "")
     elif isinstance(event, ResetEvent):
         text = "── log replaced" + (f": {event.reason}" if event.reason else "")
+    elif isinstance(event, AlertEvent):
+        text = f"── alert {event.alert}: {event.note}"
+    elif isinstance(event, PreflightEvent):
+        failed = [c.get("check", "?") for c in event.checks if c.get("status") != "pass"]
+        text = f"── preflight {event.status}" + (f": {', '.join(failed)}" if failed else "")
+        text += " (forced)" if event.forced else ""
     else:
         text = f"── {event.kind}"
     return literal(text)

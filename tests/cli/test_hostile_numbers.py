@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from anemon.cli import main
-from anemon.recording.writer import make_header
+from anemon.recording.writer import VERSION, make_header
 
 HUGE = "9" * 5000
 LOG = (
@@ -116,7 +116,7 @@ def test_a_recording_version_that_is_not_an_integer_is_one_line_exit_2(
     capsys, tmp_path, version, found
 ):
     path = tmp_path / "rec.jsonl"
-    header = json.dumps(make_header("x")).replace('"version": 1', f'"version": {version}')
+    header = json.dumps(make_header("x")).replace(f'"version": {VERSION}', f'"version": {version}')
     path.write_text(header + "\n")
     code, out, err = run(capsys, "summary", str(path))
     assert code == 2 and out == ""

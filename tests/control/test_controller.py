@@ -221,7 +221,8 @@ def test_a_cooldown_that_never_cools_enough_stops_at_the_cap():
 
 
 def test_free_disk_guard_fails_the_arm_before_launching():
-    ran = run_plan(plan(TWO_ARMS, s=SHORT, g="[sim]\nfree_gb = 3.0\n"))
+    # --force: past the pre-flight disk check (tests/control/test_preflight.py), to the arm's
+    ran = run_plan(plan(TWO_ARMS, s=SHORT, g="[sim]\nfree_gb = 3.0\n"), force=True)
     assert all(o.status == "failed" for o in ran.result.outcomes)
     assert "below min_free_gb" in ran.outcome(ANE).reason
     assert "launching" not in phases(ran)
@@ -250,7 +251,8 @@ def test_abort_session_stops_the_app_reads_what_is_pending_and_closes(tmp_path):
     assert not ran.feed.device.running()
     assert ran.of(PhaseEvent)[-1].phase == "aborted"
     lines = record.read_text().splitlines()
-    assert '"kind":"phase"' in lines[-1] and '"aborted"' in lines[-1]
+    assert '"kind":"phase"' in lines[-2] and '"aborted"' in lines[-2]
+    assert '"kind":"summary"' in lines[-1] and '"status":"aborted"' in lines[-1]
 
 
 COOL_100 = (

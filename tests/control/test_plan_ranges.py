@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from anemon.cli import main
 from anemon.control.plan import (
     RANGES,
+    AlertSpec,
     CooldownSpec,
     DeviceSpec,
     GuardSpec,
@@ -26,7 +27,8 @@ from anemon.control.plan import (
 
 ARM = '[[arms]]\nname = "minicpm5_1b_ane_pal8"\n'
 SECTIONS = {"device": DeviceSpec, "protocol": ProtocolSpec, "cooldown": CooldownSpec,
-            "guards": GuardSpec, "sim": SimSpec, "sim.arms": SimArmSpec}  # fmt: skip
+            "guards": GuardSpec, "alerts": AlertSpec, "sim": SimSpec,
+            "sim.arms": SimArmSpec}  # fmt: skip
 
 
 def with_value(section: str, key: str, value: str) -> str:

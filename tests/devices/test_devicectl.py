@@ -265,6 +265,11 @@ async def test_lock_state(device: DevicectlDevice, fake_xcrun: FakeXcrun) -> Non
     assert state.passcode_required is True and state.unlocked_since_boot is True
 
 
+async def test_app_installed_asks_device_info_apps(device: DevicectlDevice) -> None:
+    assert await device.app_installed("com.example.bench") is True
+    assert await device.app_installed("com.example.other") is False
+
+
 async def test_no_telemetry(device: DevicectlDevice) -> None:
     assert await device.telemetry() is None
 

@@ -174,7 +174,8 @@ def test_an_abort_before_the_recording_opens_is_still_recorded(tmp_path):
         feed.close()
     events = [json.loads(line) for line in record.read_text().splitlines()[1:]]
     assert events[0]["kind"] == "marker" and events[0]["note"] == "abort session (SIGTERM)"
-    assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+    assert events[-2]["kind"] == "phase" and events[-2]["phase"] == "aborted"
+    assert events[-1]["kind"] == "summary" and events[-1]["status"] == "aborted"
 
 
 class _FullDisk:

@@ -134,7 +134,7 @@ def test_an_integer_of_thousands_of_digits_loses_only_its_field():
     ],
 )
 def test_a_version_that_is_not_an_integer_is_refused_saying_what_it_is(tmp_path, version, found):
-    header = json.dumps(make_header(source="x")).replace('"version": 1', f'"version": {version}')
+    header = json.dumps(make_header(source="x")).replace('"version": 2', f'"version": {version}')
     assert f'"version": {version}' in header
     path = tmp_path / "rec.jsonl"
     path.write_text(header + "\n" + json.dumps(TRIAL) + "\n")

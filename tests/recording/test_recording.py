@@ -51,7 +51,7 @@ def record(tmp_path, events=EVENTS, name="rec.jsonl"):
 def test_a_recording_is_known_by_its_header(tmp_path):
     reader = open_source(record(tmp_path))
     assert reader.kind == "recording"
-    assert reader.header["format"] == "anemon-recording" and reader.header["version"] == 1
+    assert reader.header["format"] == "anemon-recording" and reader.header["version"] == 2
 
 
 @pytest.mark.parametrize("index", range(len(EVENTS)), ids=[e.kind for e in EVENTS])
@@ -154,9 +154,9 @@ def test_a_recorded_kind_missing_a_required_field_is_kept_as_unknown():
 
 def test_future_version_is_refused(tmp_path):
     path = tmp_path / "future.jsonl"
-    header = make_header(source="x") | {"version": 2}
+    header = make_header(source="x") | {"version": 3}
     path.write_text(json.dumps(header) + "\n")
-    with pytest.raises(SourceError, match="version 2 is newer"):
+    with pytest.raises(SourceError, match="version 3 is newer"):
         open_source(path)
 
 

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from textual.geometry import Region
 
-from anemon.events import Event, GapEvent, MarkerEvent, PhaseEvent, TextEvent
+from anemon.events import (
+    AlertEvent,
+    Event,
+    GapEvent,
+    MarkerEvent,
+    PhaseEvent,
+    PreflightEvent,
+    TextEvent,
+)
 from anemon.ui.charts import readable_range, to_cells, x_limits, y_limits
 from anemon.ui.series import (
     bar,
@@ -68,9 +76,14 @@ def test_literal_shows_escapes_and_keeps_markup_as_text() -> None:
         (PhaseEvent(t=0, wall=0, phase="cooling", reason="v2"), "── phase cooling: v2"),
         (MarkerEvent(t=0, wall=0, note="fan on"), "── marker: fan on"),
         (GapEvent(t=0, wall=0, state="begin"), "── gap begin"),
+        (AlertEvent(t=0, wall=0, alert="thermal", note="serious\x1b[2J"),
+         "── alert thermal: serious\\x1b[2J"),
+        (PreflightEvent(t=0, wall=0, status="fail", forced=True, checks=(
+            {"check": "disk", "status": "fail"}, {"check": "device", "status": "pass"},
+            {"check": "thermal", "status": "warn"})), "── preflight fail: disk, thermal (forced)"),
     ],
-    ids=["line", "phase", "marker", "gap"],
-)
+    ids=["line", "phase", "marker", "gap", "alert", "preflight"],
+)  # fmt: skip
 def test_log_text_for_lines_and_controller_events(event: Event, text: str) -> None:
     assert log_text(event) == text
 

@@ -139,7 +139,8 @@ def assert_ended_cleanly(pane: Pane, name: str, sig: signal.Signals) -> None:
     if name == "watch":  # every line read, the recording closed whole
         assert [e.get("trial") for e in events[1:] if e.get("kind") == "trial"] == [1]
     else:  # the abort recorded, last
-        assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+        assert events[-2]["kind"] == "phase" and events[-2]["phase"] == "aborted"
+        assert events[-1]["kind"] == "summary" and events[-1]["status"] == "aborted"
 
 
 @pytest.mark.parametrize(
@@ -197,7 +198,8 @@ def test_during_a_run_one_press_asks_and_a_second_ends_it(
     assert pane.flags() == RESTORED
     assert "Traceback" not in pane.screen()
     events = [json.loads(line) for line in (tmp_path / "rec.jsonl").read_text().splitlines()]
-    assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+    assert events[-2]["kind"] == "phase" and events[-2]["phase"] == "aborted"
+    assert events[-1]["kind"] == "summary" and events[-1]["status"] == "aborted"
 
 
 def test_in_a_replay_one_q_quits_at_once(start, tmp_path: Path) -> None:
@@ -221,5 +223,6 @@ def test_during_a_run_x_asks_and_a_second_x_aborts_the_session(start, tmp_path: 
     status = pane.exit_status()
     assert pane.flags() == RESTORED
     events = [json.loads(line) for line in (tmp_path / "rec.jsonl").read_text().splitlines()]
-    assert events[-1]["kind"] == "phase" and events[-1]["phase"] == "aborted"
+    assert events[-2]["kind"] == "phase" and events[-2]["phase"] == "aborted"
+    assert events[-1]["kind"] == "summary" and events[-1]["status"] == "aborted"
     assert status == EXIT_ABORTED, status

@@ -5,8 +5,18 @@ Review every `--snapshot-update` in its HTML report before committing it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 from textual.pilot import Pilot
+
+from anemon.events import Event, TelemetryEvent, TrialEvent
+from anemon.store import Session
+from anemon.ui import layouts
+from anemon.ui.app import Dashboard
+from anemon.ui.charts import Chart
+from anemon.ui.overlay import Overlay
 
 from .helpers import MakeApp
 from .sample import MARKUP_LINE, replay_feed, sustained
@@ -15,7 +25,12 @@ SIZES = {"default": (120, 40), "compact": (80, 24), "wall": (160, 50), "ab": (12
 
 
 async def draw_now(pilot: Pilot) -> None:
-    """Draw every panel before the screenshot instead of waiting for the redraw timer."""
+    """Draw every panel before the screenshot instead of waiting for the redraw timer; the chart
+    canvases sized first (under `snap_compare`, app.run, they stay 1x1 until a layout refresh,
+    and the plots would be empty)."""
+    for chart in pilot.app.query(Chart):
+        chart.refresh(layout=True)
+    await pilot.pause()
     pilot.app.redraw(force=True)
     await pilot.pause()
 
@@ -40,4 +55,26 @@ def test_log_shows_markup_and_escapes_literally(make_app: MakeApp, snap_compare)
     events = sustained()
     end = next(i for i, e in enumerate(events) if getattr(e, "line", None) == MARKUP_LINE)
     app = make_app(feed=replay_feed(events[: end + 2]))
+    assert snap_compare(app, terminal_size=SIZES["default"], run_before=draw_now)
+
+
+def slower_event(event: Event) -> Event:
+    """The reference: decode and prefill 0.8 of the sample's, a thermal state cooler, 0.8
+    of its power."""
+    if isinstance(event, TrialEvent) and event.decode_tps is not None:
+        return replace(event, decode_tps=event.decode_tps * 0.8,
+                       prompt_tps=(event.prompt_tps or 0) * 0.8,
+                       thermal=max(0, (event.thermal or 0) - 1))  # fmt: skip
+    if isinstance(event, TelemetryEvent) and event.power_w is not None:
+        return replace(event, power_w=event.power_w * 0.8)
+    return event
+
+
+def test_default_with_an_overlay(tmp_path: Path, snap_compare) -> None:
+    """`replay --overlay`: the reference (every decode rate 0.8 of the replayed one's, so
+    "vs ref" is +25 %) dimmed under the charts, `o` in the footer."""
+    slower = [slower_event(e) for e in sustained()]
+    overlay = Overlay.of("runs/reference.jsonl", Session.from_events(slower))
+    feed = replay_feed(markers_dir=tmp_path)
+    app = Dashboard(feed, layouts.resolve("default"), save_dir=tmp_path, overlay=overlay)
     assert snap_compare(app, terminal_size=SIZES["default"], run_before=draw_now)

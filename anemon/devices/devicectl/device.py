@@ -14,13 +14,14 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from anemon.devices.base import DeviceError, DeviceInfo, Installer, Telemetry
+from anemon.devices.base import DeviceError, DeviceInfo, Inspector, Installer, Telemetry
 from anemon.devices.devicectl.errors import ContainerFileMissing
 from anemon.devices.devicectl.json import (
     CoreDevice,
     Document,
     LockState,
     RunningProcess,
+    parse_app_bundles,
     parse_installed_bundles,
     parse_launch_pid,
     parse_lock_state,
@@ -34,7 +35,7 @@ INSTALL_TIMEOUT_S = 3600.0  # a multi-GB app over Wi-Fi takes many minutes
 ANSWERS_AGAIN = "the device answers again"
 
 
-class DevicectlDevice(Installer):
+class DevicectlDevice(Installer, Inspector):
     """A real iPhone driven through `xcrun devicectl`."""
 
     kind = "devicectl"
@@ -158,6 +159,12 @@ class DevicectlDevice(Installer):
     async def processes(self) -> list[RunningProcess]:
         call = Call(("device", "info", "processes"), await self.devicectl.target())
         return parse_processes(await self._run(call))
+
+    async def app_installed(self, bundle: str) -> bool | None:
+        """`device info apps --bundle-id`: listed or not (Low Power Mode: not readable)."""
+        options = (*await self.devicectl.target(), "--bundle-id", bundle)
+        document = await self._run(Call(("device", "info", "apps"), options))
+        return bundle in parse_app_bundles(document)
 
     async def lock_state(self) -> LockState:
         call = Call(("device", "info", "lockState"), await self.devicectl.target())

@@ -194,6 +194,12 @@ def parse_installed_bundles(document: Document) -> list[str]:
     return [_text(unwrap(app.get("bundleID"))) for app in apps]
 
 
+def parse_app_bundles(document: Document) -> list[str]:
+    """The bundle ids `device info apps` lists (`result.apps[].bundleIdentifier`)."""
+    apps = _list(document.result.get("apps"))
+    return [_text(unwrap(app.get("bundleIdentifier"))) for app in apps]
+
+
 def parse_processes(document: Document) -> list[RunningProcess]:
     processes = []
     for raw in _list(document.result.get("runningProcesses")):

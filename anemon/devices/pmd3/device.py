@@ -11,6 +11,7 @@ follow.py, console.py, power.py and the launch use. `USBMUXD_SOCKET_ADDRESS` (or
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from anemon.devices.base import (
     ConsoleSource,
     DeviceError,
     DeviceInfo,
+    Inspector,
     Installer,
     PowerSource,
     Telemetry,
@@ -28,7 +30,7 @@ from anemon.devices.base import (
 from anemon.devices.pmd3 import dvt
 from anemon.devices.pmd3.connection import Pmd3Connection
 from anemon.devices.pmd3.console import console_lines
-from anemon.devices.pmd3.errors import translate
+from anemon.devices.pmd3.errors import AppNotInstalled, translate
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
 from anemon.sources.items import LogItem
@@ -48,7 +50,7 @@ class DeviceReport:
     """Why telemetry could not be read (locked, not paired, ...), or empty."""
 
 
-class Pmd3Device(Installer, ConsoleSource, PowerSource):
+class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
     """One iPhone through usbmuxd (the first attached one unless `udid` is given), or over the
     network at `host` (`connect="network"`)."""
 
@@ -119,6 +121,23 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource):
         connection = self.connection
         await connection.lockdown()  # fail here, with the usual message, when nothing is attached
         await install_in_subprocess(str(connection.udid), app, connection.usbmux_address)
+
+    async def app_installed(self, bundle: str) -> bool | None:
+        """Whether house_arrest vends the app's container: the way the log is read, so a
+        "yes" also says the app is development-signed (Low Power Mode: not readable)."""
+        from pymobiledevice3.services.house_arrest import HouseArrestService
+
+        lockdown = await self.connection.lockdown()
+        try:
+            afc = await HouseArrestService.create(lockdown, bundle)
+        except Exception as e:
+            error = self.connection.error(e, bundle=bundle)
+            if isinstance(error, AppNotInstalled):
+                return False
+            raise error from e
+        with contextlib.suppress(Exception):
+            await afc.aclose()
+        return True
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         provider = await self.connection.developer_provider()

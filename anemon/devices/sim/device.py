@@ -23,6 +23,7 @@ from anemon.devices.base import (
     DeviceError,
     DeviceGone,
     DeviceInfo,
+    Inspector,
     Installer,
     LaunchRefused,
     PowerSource,
@@ -40,7 +41,7 @@ UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 REPLUGGED = "plugged back in: pulling what was missed"
 
 
-class SimDevice(Installer, PowerSource):
+class SimDevice(Installer, PowerSource, Inspector):
     """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
@@ -97,6 +98,15 @@ class SimDevice(Installer, PowerSource):
     async def terminate(self, pid: int) -> None:
         self._reachable()
         self.phone.terminate(pid)
+
+    async def app_installed(self, bundle: str) -> bool | None:
+        """The simulator has one app: the plan's bundle."""
+        self._reachable()
+        return bundle == self.bundle
+
+    async def low_power(self) -> bool | None:
+        self._reachable()
+        return self.phone.low_power
 
     def running(self) -> set[int]:
         self.sync()

@@ -139,8 +139,10 @@ COMMANDS = (
     ("device", "copy", "from"),
     ("device", "info", "processes"),
     ("device", "info", "lockState"),
+    ("device", "info", "apps"),
 )
 VALUE_OPTIONS = {
+    "--bundle-id": "bundle_id",
     "--device": "device",
     "-j": "json",
     "--json-output": "json",
@@ -402,6 +404,13 @@ def lock_state(_state: State, _command: Command, config: dict[str, Any]) -> dict
     return {"passcodeRequired": bool(config["locked"]), "unlockedSinceBoot": True}
 
 
+def apps(_state: State, command: Command, config: dict[str, Any]) -> dict[str, Any]:
+    """`device info apps [--bundle-id ID]`: the installed apps (only ID's, when asked)."""
+    wanted = command.options.get("bundle_id")
+    listed = [b for b in config["installed"] if wanted in (None, b)]
+    return {"apps": [{"bundleIdentifier": bundle, "name": bundle} for bundle in listed]}
+
+
 HANDLERS = {
     ("list", "devices"): list_devices,
     ("device", "install", "app"): install,
@@ -410,6 +419,7 @@ HANDLERS = {
     ("device", "copy", "from"): copy_from,
     ("device", "info", "processes"): processes,
     ("device", "info", "lockState"): lock_state,
+    ("device", "info", "apps"): apps,
 }
 
 

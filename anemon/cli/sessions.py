@@ -1,0 +1,106 @@
+"""`anemon sessions [DIR] [--format table|json]`: the recordings in DIR, from their headers and
+closing summaries (anemon.recording.index), without reading every event."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from anemon.recording.writer import DEFAULT_DIR
+from anemon.text import printable
+
+if TYPE_CHECKING:
+    from anemon.recording.index import ArmEntry, Entry, Index
+
+FORMATS = ("table", "json")
+COLUMNS = ("file", "tag", "date (UTC)", "device", "OS build", "arms", "status", "trials",
+           "J/token")  # fmt: skip
+_RIGHT = frozenset({"trials", "J/token"})
+PIPE_WIDTH = 160
+"""Console width when output is not a terminal (rich's 80 would fold the table)."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("sessions", help="the recordings in a folder, one row each")
+    parser.add_argument("directory", nargs="?", type=Path, default=DEFAULT_DIR, metavar="DIR",
+                        help=f"the folder of recordings (default {DEFAULT_DIR}/)")  # fmt: skip
+    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from anemon.recording.index import build_index, entry_json
+
+    index = build_index(args.directory)
+    if args.format == "json":
+        rows = [entry_json(entry, index.changes) for entry in index.entries]
+        sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+    else:
+        _print_table(index, args.directory)
+    for path, why in index.skipped:
+        print(f"anemon: skipped {printable(str(path))}: {printable(why)}", file=sys.stderr)
+    for change in index.changes:
+        where = printable(str(change.path))
+        print(f"anemon: warning: {where}: {printable(change.message())}", file=sys.stderr)
+    return 0
+
+
+def row_cells(entry: Entry) -> tuple[str, ...]:
+    """One row of the table, as text (escaped by the caller); arms one per line."""
+    created = entry.created.strftime("%Y-%m-%d %H:%M") if entry.created else "?"
+    status = entry.status or "no summary"
+    trials = "" if entry.trials is None else str(entry.trials)
+    return (
+        entry.path.name,
+        entry.tag or "?",
+        created,
+        entry.device or "?",
+        entry.os_build or "?",
+        "\n".join(arm.name for arm in entry.arms),
+        status,
+        trials,
+        "\n".join(_j_per_token(arm) for arm in entry.arms),
+    )
+
+
+def _j_per_token(arm: ArmEntry) -> str:
+    if arm.j_per_token is not None:
+        return f"{arm.j_per_token:.3f}"
+    return arm.energy_note or "—"
+
+
+def _print_table(index: Index, directory: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
+    console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]  # rich exits 1
+    if not index.entries:
+        console.print(Text(f"no recordings in {printable(str(directory))}"))
+        return
+    table = Table()
+    for name in COLUMNS:
+        table.add_column(name, justify="right" if name in _RIGHT else "left", overflow="fold")
+    for entry in index.entries:
+        table.add_row(*(Text(printable_lines(cell)) for cell in row_cells(entry)))
+    console.print(table)
+    for entry in index.entries:
+        if entry.note is not None:
+            console.print(Text(f"{printable(entry.path.name)}: {entry.note}"), soft_wrap=True)
+
+
+def printable_lines(cell: str) -> str:
+    """Each line of a cell escaped; the line breaks between arms kept."""
+    return "\n".join(printable(line) for line in cell.split("\n"))
+
+
+def _pipe_closed() -> None:
+    """Leave a closed stdout to main(), which ends quietly with its own status."""
+    raise BrokenPipeError

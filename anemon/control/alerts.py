@@ -1,0 +1,241 @@
+"""Alerts (plan `[alerts]`, docs/spec/plan.md v2): conditions worth interrupting the operator.
+
+`Alerts` listens to the pipeline's events, as the controller does. When a condition is met it
+emits an `alert` event (shown as a toast and a mark on the timeline, rung with the terminal
+bell, recorded) and runs the plan's hook. Each condition fires at most once per arm: no storms.
+
+- `thermal`: a TRIAL or IDLE line reports that state or a hotter one;
+- `decode_drop_pct`: a timed trial decodes below the arm's burst (the median of its first
+  minute of timed trials) by that share;
+- `battery_floor_pct`, `disk_floor_gb`: a reading (the app's or the host's) at or below it;
+- `charging_changed`: the phone starts or stops charging while an arm runs.
+
+The hook is an argument list run without a shell, with ANEMON_ALERT, ANEMON_ARM, ANEMON_VALUE,
+ANEMON_THRESHOLD and ANEMON_TAG in its environment, and killed after `hook_timeout_s`. It runs
+in a thread with a real-time timeout: at `--speed max` the loop's own time is virtual and would
+time every hook out at once. A hook that fails or times out is a marker; it never stops a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from anemon.control.plan import AlertSpec
+from anemon.events import (
+    THERMAL_NAMES,
+    AlertEvent,
+    Event,
+    MarkerEvent,
+    PhaseEvent,
+    ReadingsEvent,
+    RecordEvent,
+    StartEvent,
+    TelemetryEvent,
+    TrialEvent,
+)
+from anemon.pipeline import Pipeline
+from anemon.text import printable
+
+SOURCE = "alerts"
+BURST_S = 60.0
+"""The burst is the median decode of an arm's first minute of timed trials."""
+ARM_PHASES = frozenset({"launching", "loading", "warmup", "running"})
+"""The phases in which an arm runs (charging changes count only then)."""
+STDERR_TAIL = 300
+"""Characters of a failed hook's stderr kept in its marker."""
+
+
+@dataclass
+class _Burst:
+    """One arm's burst: the decodes of its first minute, then their median."""
+
+    first_t: float
+    decodes: list[float] = field(default_factory=list)
+    median: float | None = None
+
+
+class Alerts:
+    """The plan's alerts on one pipeline; `drain()` waits for the hooks still running."""
+
+    def __init__(self, spec: AlertSpec, pipeline: Pipeline, *, tag: str) -> None:
+        self.spec = spec
+        self.pipeline = pipeline
+        self.tag = tag
+        self.fired: set[tuple[str, str | None]] = set()
+        """(condition, arm) pairs that have fired."""
+        self.hooks: list[asyncio.Task[None]] = []
+        self._arm: str | None = None
+        self._running = False
+        self._charging: bool | None = None
+        self._bursts: dict[str, _Burst] = {}
+        if spec.any:
+            pipeline.subscribe(self._on_event)
+
+    # -- conditions ------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, PhaseEvent):
+            self._running = event.phase in ARM_PHASES
+            self._arm = event.arm if self._running else self._arm
+            return
+        if isinstance(event, AlertEvent | MarkerEvent):
+            return
+        if isinstance(event, RecordEvent) and event.arm is not None:
+            self._arm = event.arm
+        arm = event.arm or self._arm
+        if isinstance(event, ReadingsEvent):
+            self._thermal(event, arm)
+            self._levels(event.battery, event.free_gb, arm)
+            if event.battery_state in ("charging", "unplugged", "full"):
+                self._charging_now(event.battery_state == "charging", arm)
+        if isinstance(event, TrialEvent):
+            self._decode(event, arm)
+        if isinstance(event, StartEvent):
+            self._levels(None, event.free_gb, arm)
+        if isinstance(event, TelemetryEvent):
+            self._levels(event.battery, event.free_gb, arm)
+            if event.charging is not None:
+                self._charging_now(event.charging, arm)
+
+    def _thermal(self, event: ReadingsEvent, arm: str | None) -> None:
+        wanted = self.spec.thermal
+        if wanted == "none" or event.thermal is None:
+            return
+        if event.thermal >= THERMAL_NAMES.index(wanted):
+            state = THERMAL_NAMES[event.thermal]
+            self._fire("thermal", arm, state, wanted, f"thermal state {state} (alert at {wanted})")
+
+    def _levels(self, battery: float | None, free_gb: float | None, arm: str | None) -> None:
+        floor = self.spec.battery_floor_pct
+        if floor > 0 and battery is not None and battery <= floor:
+            self._fire("battery_floor", arm, battery, floor,
+                       f"battery {battery:.0f} % (floor {floor:g} %)")  # fmt: skip
+        disk = self.spec.disk_floor_gb
+        if disk > 0 and free_gb is not None and free_gb <= disk:
+            self._fire("disk_floor", arm, round(free_gb, 2), disk,
+                       f"free disk {free_gb:.1f} GB (floor {disk:g} GB)")  # fmt: skip
+
+    def _charging_now(self, charging: bool, arm: str | None) -> None:
+        before, self._charging = self._charging, charging
+        if not self.spec.charging_changed or before is None or before == charging:
+            return
+        if self._running:
+            what = "charging" if charging else "not charging"
+            change = "started" if charging else "stopped"
+            self._fire("charging", arm, what, None, f"the phone {change} charging mid-arm")
+
+    def _decode(self, event: TrialEvent, arm: str | None) -> None:
+        share = self.spec.decode_drop_pct
+        decode = event.decode_tps
+        if share <= 0 or event.warmup or decode is None or arm is None:
+            return
+        burst = self._bursts.setdefault(arm, _Burst(event.t))
+        if burst.median is None:
+            if event.t - burst.first_t < BURST_S:
+                burst.decodes.append(decode)
+                return
+            burst.median = statistics.median(burst.decodes or [decode])
+        floor = burst.median * (1 - share / 100)
+        if decode < floor:
+            drop = 100 * (1 - decode / burst.median) if burst.median else 100.0
+            self._fire("decode_drop", arm, round(decode, 2), round(floor, 2),
+                       f"decode {decode:.1f} tok/s, {drop:.0f} % below the burst "
+                       f"{burst.median:.1f} (alert at {share:g} %)")  # fmt: skip
+
+    # -- firing ----------------------------------------------------------------------------
+
+    def _fire(
+        self, alert: str, arm: str | None, value: float | str, threshold: float | str | None,
+        note: str,
+    ) -> None:  # fmt: skip
+        if (alert, arm) in self.fired:
+            return
+        self.fired.add((alert, arm))
+        t, wall = self.pipeline.stamp()
+        event = AlertEvent(t=t, wall=wall, arm=arm, source=SOURCE, alert=alert, value=value,
+                           threshold=threshold, note=note)  # fmt: skip
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.pipeline.emit(event)
+            return
+        # After the event that met the condition has reached every listener: views show the
+        # reading, then the alert about it.
+        loop.call_soon(self.pipeline.emit, event)
+        if self.spec.hook:
+            self.hooks.append(loop.create_task(self._hook(event)))
+
+    async def _hook(self, event: AlertEvent) -> None:
+        env = hook_env(event, self.tag)
+        failed = await asyncio.to_thread(run_hook, self.spec.hook, env, self.spec.hook_timeout_s)
+        if failed is not None:
+            t, wall = self.pipeline.stamp()
+            note = f"alert hook for {event.alert}: {failed}"
+            self.pipeline.emit(MarkerEvent(t=t, wall=wall, arm=event.arm, source=SOURCE,
+                                           note=note))  # fmt: skip
+
+    async def drain(self) -> None:
+        """Wait for the hooks still running (each is bounded by its timeout)."""
+        while self.hooks:
+            hooks, self.hooks = self.hooks, []
+            await asyncio.gather(*hooks, return_exceptions=True)
+
+
+def hook_env(event: AlertEvent, tag: str) -> dict[str, str]:
+    """The hook's environment: anemon's own plus what the alert was."""
+    env = dict(os.environ)
+    env.update({
+        "ANEMON_ALERT": event.alert,
+        "ANEMON_ARM": event.arm or "",
+        "ANEMON_VALUE": _text(event.value),
+        "ANEMON_THRESHOLD": _text(event.threshold),
+        "ANEMON_TAG": tag,
+    })  # fmt: skip
+    return env
+
+
+def _text(value: float | str | None) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else f"{value:g}"
+
+
+def run_hook(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> str | None:
+    """Run the hook (no shell, its own process group); None when it exited 0, else what went
+    wrong. Killed, with anything it started, after `timeout_s` real seconds."""
+    with tempfile.TemporaryFile() as stderr:
+        try:
+            process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=stderr, env=dict(env),
+                                       start_new_session=True)  # fmt: skip
+        except OSError as e:
+            return f"could not start {printable(argv[0])}: {e.strerror or e}"
+        try:
+            status = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            return f"timed out after {timeout_s:g} s (killed)"
+        if status == 0:
+            return None
+        stderr.seek(0, os.SEEK_END)
+        stderr.seek(max(0, stderr.tell() - STDERR_TAIL))
+        tail = stderr.read().decode("utf-8", errors="replace").strip()
+        said = f": {printable(tail.splitlines()[-1])}" if tail else ""
+        return f"exited with status {status}{said}"
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill the hook's whole process group (a script's children too), then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    process.wait()

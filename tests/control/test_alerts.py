@@ -1,0 +1,163 @@
+"""Alerts (issue 12 part 3): each condition on the simulator, at most once per arm, the hook
+run without a shell (its environment, a failure and a timeout recorded), bad `[alerts]`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from anemon.cli import main
+from anemon.control.alerts import run_hook
+from anemon.control.plan import PlanError, parse_plan
+from anemon.events import AlertEvent, MarkerEvent
+from anemon.recording.reader import open_source
+from tests.control.helpers import TWO_ARMS, plan, run_plan
+
+ANE, GPU = "minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8"
+SHORT = '[protocol]\nseconds = 120\n[cooldown]\nmin_s = 30\nuntil = "none"\ncap_s = 60\n'
+
+
+def alerts(ran, kind: str | None = None) -> list[AlertEvent]:
+    return [e for e in ran.of(AlertEvent) if kind is None or e.alert == kind]
+
+
+def test_a_thermal_state_reached_alerts_once_per_arm(tmp_path):
+    record = tmp_path / "r.jsonl"
+    the_plan = plan(TWO_ARMS, s=SHORT, a='[alerts]\nthermal = "serious"\n',
+                    sim='[sim]\nstart_thermal = "serious"\n')  # fmt: skip
+    ran = run_plan(the_plan, record=record, force=True)
+    fired = alerts(ran, "thermal")
+    assert {e.arm for e in fired} == {ANE, GPU} and len(fired) == 2  # many hot trials each
+    assert fired[0].value == "serious" and fired[0].threshold == "serious"
+    recorded = [e for e in open_source(record) if isinstance(e, AlertEvent)]
+    assert [(e.alert, e.arm, e.value) for e in recorded] == [
+        (e.alert, e.arm, e.value) for e in fired
+    ]
+
+
+def test_no_alerts_section_no_alerts():
+    ran = run_plan(plan(TWO_ARMS, s=SHORT, sim='[sim]\nstart_thermal = "serious"\n'), force=True)
+    assert alerts(ran) == []
+
+
+def test_a_battery_floor_alerts():
+    the_plan = plan(TWO_ARMS, s=SHORT, a="[alerts]\nbattery_floor_pct = 99\n",
+                    d='[device]\nconnect = "network"\n[sim]\nplugged = false\n')  # fmt: skip
+    fired = alerts(run_plan(the_plan), "battery_floor")
+    assert fired and all(e.value <= 99 and e.threshold == 99 for e in fired)
+    assert len({e.arm for e in fired}) == len(fired)  # once per arm
+
+
+def test_a_disk_floor_alerts():
+    the_plan = plan(
+        TWO_ARMS, s=SHORT, a="[alerts]\ndisk_floor_gb = 20\n", sim="[sim]\nfree_gb = 12.0\n"
+    )
+    fired = alerts(run_plan(the_plan), "disk_floor")
+    assert fired and all(e.value <= 20 for e in fired)
+    assert len({e.arm for e in fired}) == len(fired)
+
+
+def test_charging_stopping_mid_arm_alerts():
+    unplug = f'[sim.arms.{ANE}]\nfault = "unplug"\nfault_at_s = 40\n'
+    the_plan = plan(TWO_ARMS, s=SHORT, a="[alerts]\ncharging_changed = true\n", u=unplug,
+                    d='[device]\nconnect = "network"\n')  # fmt: skip
+    ran = run_plan(the_plan, battery_prompts=False)
+    fired = alerts(ran, "charging")
+    assert [(e.arm, e.value) for e in fired][:1] == [(ANE, "not charging")]
+    assert len({e.arm for e in fired}) == len(fired)
+
+
+def test_decode_dropping_below_burst_alerts_for_the_arm_that_fades():
+    long = SHORT.replace("seconds = 120", "seconds = 300")
+    the_plan = plan(TWO_ARMS, s=long, a="[alerts]\ndecode_drop_pct = 25\n")
+    fired = alerts(run_plan(the_plan), "decode_drop")
+    # the ANE arm fades from its burst; the GPU arm, started warm (protocol v1), holds
+    assert [e.arm for e in fired] == [ANE]
+    assert fired[0].value < fired[0].threshold
+
+
+# -- the hook -----------------------------------------------------------------------------------
+
+HOOK = """import json, os, sys
+keys = ("ANEMON_ALERT", "ANEMON_ARM", "ANEMON_VALUE", "ANEMON_THRESHOLD", "ANEMON_TAG")
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps({"argv": sys.argv[2:], **{k: os.environ.get(k) for k in keys}}) + "\\n")
+"""
+
+
+def test_alerts_run_the_hook_with_their_environment_and_no_shell(tmp_path):
+    script = tmp_path / "hook.py"
+    script.write_text(HOOK)
+    out = tmp_path / "alerts.jsonl"
+    hook = json.dumps([sys.executable, str(script), str(out), "$HOME; echo no-shell"])
+    the_plan = plan(TWO_ARMS, s=SHORT, a=f'[alerts]\nthermal = "serious"\nhook = {hook}\n',
+                    sim='[sim]\nstart_thermal = "serious"\n')  # fmt: skip
+    ran = run_plan(the_plan, force=True)
+    calls = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(calls) == len(alerts(ran)) == 2
+    assert {c["ANEMON_ARM"] for c in calls} == {ANE, GPU}
+    assert all(c["ANEMON_ALERT"] == "thermal" and c["ANEMON_TAG"] == "t" for c in calls)
+    assert all(c["ANEMON_VALUE"] == "serious" for c in calls)
+    assert all(c["argv"] == ["$HOME; echo no-shell"] for c in calls)  # literal: no shell
+    assert not [m for m in ran.of(MarkerEvent) if m.source == "alerts"]  # no failure
+
+
+def test_a_failing_or_hanging_hook_is_recorded_and_the_run_goes_on(tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nprint('no pager configured', file=sys.stderr)\nsys.exit(3)\n")
+    hook = json.dumps([sys.executable, str(script)])
+    the_plan = plan(TWO_ARMS, s=SHORT, a=f'[alerts]\nthermal = "serious"\nhook = {hook}\n',
+                    sim='[sim]\nstart_thermal = "serious"\n')  # fmt: skip
+    ran = run_plan(the_plan, force=True)
+    notes = [m.note for m in ran.of(MarkerEvent) if m.source == "alerts"]
+    assert notes == ["alert hook for thermal: exited with status 3: no pager configured"] * 2
+    assert ran.result.exit_status == 0
+
+
+def test_a_hook_past_its_timeout_is_killed():
+    argv = [sys.executable, "-c", "import time; time.sleep(60)"]
+    assert run_hook(argv, {}, 0.3) == "timed out after 0.3 s (killed)"
+    assert run_hook(["/nonexistent/hook"], {}, 1).startswith("could not start /nonexistent/hook")
+    assert run_hook([sys.executable, "-c", "pass"], {}, 10) is None
+
+
+# -- bad [alerts] -------------------------------------------------------------------------------
+
+BASE = f'tag = "x"\n[[arms]]\nname = "{ANE}"\n[alerts]\n'
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("decode_drop_pct = 101", r"^p\.toml:5: alerts\.decode_drop_pct: 101 is out of range"),
+        ("battery_floor_pct = -1", r"^p\.toml:5: alerts\.battery_floor_pct: -1 is out of range"),
+        ("disk_floor_gb = inf", r"^p\.toml:5: alerts\.disk_floor_gb: not a finite number"),
+        ("hook_timeout_s = 0", r"^p\.toml:5: alerts\.hook_timeout_s: 0 is out of range"),
+        ('thermal = "hot"', r"^p\.toml:5: alerts\.thermal: 'hot' is not one of"),
+        ('hook = "no-such-anemon-hook --x"', r"^p\.toml:5: alerts\.hook: 'no-such-anemon-hook' "
+                                             r"cannot be found"),
+        ("hook = [1, 2]", r"^p\.toml:5: alerts\.hook: must be a string or an array of strings"),
+        ("hook = \"a 'b\"", r"^p\.toml:5: alerts\.hook: cannot be split"),
+        ("nap = 1", r"^p\.toml:5: alerts\.nap: unknown key"),
+    ],
+)  # fmt: skip
+def test_bad_alerts_are_refused_with_file_line_and_key(line, message):
+    with pytest.raises(PlanError, match=message):
+        parse_plan(BASE + line + "\n", "p.toml")
+
+
+def test_a_hook_given_as_a_string_is_split_as_arguments():
+    spec = parse_plan(BASE + f"hook = \"{sys.executable} -c 'print(1)'\"\n", "p.toml").alerts
+    assert spec.hook == (sys.executable, "-c", "print(1)")
+
+
+def test_a_bad_hook_exits_2_before_anything_starts(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text(BASE + 'hook = "no-such-anemon-hook"\n')
+    assert main(["run", str(path), "--headless", "--no-record"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:5: alerts.hook:" in err and "Traceback" not in err
+    assert not Path("anemon-recordings").joinpath("x").exists()

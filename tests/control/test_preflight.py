@@ -1,0 +1,194 @@
+"""Pre-flight checks (issue 12 part 2): each check's pass, warn and fail on the simulator, and
+a run that stops before any launch unless --force."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from anemon.clock import RealClock
+from anemon.control.plan import Plan
+from anemon.control.preflight import History, Preflight, find_history, run_checks
+from anemon.devices.base import DeviceError, Telemetry
+from anemon.devices.sim import SimDevice, from_plan
+from anemon.events import ErrorEvent, PhaseEvent, PreflightEvent, StartEvent
+from anemon.recording.reader import open_source
+from tests.control.helpers import TWO_ARMS, plan, run_plan
+
+SHORT = '[protocol]\nseconds = 60\n[cooldown]\nmin_s = 30\nuntil = "none"\ncap_s = 60\n'
+
+
+def checks(the_plan: Plan, *, device=None, history: History | None = None, **kw) -> Preflight:
+    device = device or from_plan(the_plan, RealClock())
+    return asyncio.run(run_checks(the_plan, device, history=history, **kw))
+
+
+def verdict(result: Preflight, name: str) -> tuple[str, str, str]:
+    check = next(c for c in result.checks if c.check == name)
+    return check.status, check.reading, check.note
+
+
+def test_a_cool_plugged_phone_with_room_passes_every_check():
+    result = checks(plan(TWO_ARMS))
+    assert [c.check for c in result.checks] == [
+        "device", "app", "free disk", "thermal", "battery", "low power", "os build"
+    ]  # fmt: skip
+    assert result.status == "pass" and not result.failed
+    assert verdict(result, "device")[1] == "Simulated iPhone, iPhone (sim), OS 24A437"
+    assert verdict(result, "app")[1] == "com.example.bench installed"
+
+
+def test_a_hot_start_warns_that_the_first_arm_would_start_warm():
+    result = checks(plan(TWO_ARMS, s='[sim]\nstart_thermal = "serious"\n'))
+    status, reading, note = verdict(result, "thermal")
+    assert status == "warn" and reading.startswith("serious")
+    assert "cooldown.until = fair" in note
+    assert result.status == "warn" and not result.failed
+
+
+def test_thermal_with_until_none_is_not_gated():
+    result = checks(
+        plan(TWO_ARMS, s='[sim]\nstart_thermal = "serious"\n[cooldown]\nuntil = "none"')
+    )
+    assert verdict(result, "thermal")[0] == "pass"
+
+
+def test_free_disk_below_the_guard_fails_and_below_footprint_headroom_warns():
+    low = checks(plan(TWO_ARMS, s="[sim]\nfree_gb = 3.0\n"))
+    assert verdict(low, "free disk")[0] == "fail" and low.status == "fail"
+    # 3.2 GB free, guard 1 GB: above the guard, below the largest footprint (1.6) + 2 GB
+    tight = checks(plan(TWO_ARMS, s="[sim]\nfree_gb = 3.2\n[guards]\nmin_free_gb = 1\n"))
+    status, reading, note = verdict(tight, "free disk")
+    assert status == "warn" and "largest footprint 1.6 GB" in reading and "+ 2 GB" in note
+
+
+def test_the_footprint_comes_from_the_last_recording_when_there_is_one():
+    the_plan = plan(TWO_ARMS, s="[sim]\nfree_gb = 10.0\n[guards]\nmin_free_gb = 1\n")
+    history = History(Path("x.jsonl"), "24A437", footprint_gb=9.0)
+    assert verdict(checks(the_plan, history=history), "free disk")[0] == "warn"
+
+
+def test_charging_fails_when_the_battery_protocol_asks_for_unplugged():
+    result = checks(plan(TWO_ARMS, p='[protocol]\nbattery = "unplugged"\n'))
+    status, reading, note = verdict(result, "battery")
+    assert status == "fail" and "charging" in reading and "unplug" in note
+    went_on = checks(plan(TWO_ARMS, p='[protocol]\nbattery = "unplugged"\n'),
+                     operator_went_on=True)  # fmt: skip
+    assert verdict(went_on, "battery")[0] == "warn"
+
+
+def test_unplugged_warns_when_the_protocol_asks_for_plugged():
+    on_battery = '[protocol]\nbattery = "plugged"\n[sim]\nplugged = false\n'
+    network = '[device]\nconnect = "network"\n'
+    result = checks(plan(TWO_ARMS, p=on_battery, d=network))
+    status, reading, _ = verdict(result, "battery")
+    assert status == "warn" and "on battery" in reading
+    out_of_reach = checks(plan(TWO_ARMS, p=on_battery))  # over USB, the cable out
+    status, reading, _ = verdict(out_of_reach, "battery")
+    assert status == "warn" and "cannot reach the phone" in reading
+
+
+def test_low_power_mode_on_warns():
+    the_plan = plan(TWO_ARMS)
+    device = from_plan(the_plan, RealClock())
+    device.phone.low_power = True
+    status, reading, _ = verdict(checks(the_plan, device=device), "low power")
+    assert (status, reading) == ("warn", "Low Power Mode on")
+
+
+def test_an_app_that_is_not_installed_fails_unless_the_plan_installs_it():
+    the_plan = plan(TWO_ARMS)
+    device = from_plan(the_plan, RealClock())
+    other = SimDevice(device.phone, device.clock, bundle="com.example.other")
+    assert verdict(checks(the_plan, device=other), "app")[0] == "fail"
+    installs = plan(TWO_ARMS, a='[app]\ninstall = "Bench.ipa"\n')
+    assert verdict(checks(installs, device=other), "app")[0] == "pass"
+
+
+def test_another_os_build_than_the_last_recording_warns():
+    history = History(Path("t-20260101-000000.jsonl"), "23F79")
+    status, reading, note = verdict(checks(plan(TWO_ARMS), history=history), "os build")
+    assert status == "warn" and reading == "24A437 (was 23F79)" and "caches rebuild" in note
+
+
+class _Unreadable:
+    """A backend like devicectl: it answers, reads no telemetry, cannot inspect apps."""
+
+    kind = "devicectl"
+
+    async def connect(self):
+        from anemon.devices.base import DeviceInfo
+
+        return DeviceInfo("devicectl", "U", "Bench iPhone", "22C152")
+
+    async def telemetry(self) -> Telemetry | None:
+        return None
+
+
+def test_what_a_backend_cannot_read_is_said_never_a_crash():
+    result = checks(plan(TWO_ARMS, p='[protocol]\nbattery = "unplugged"\n'), device=_Unreadable())
+    assert not result.failed
+    for name in ("app", "free disk", "thermal", "battery"):
+        status, reading, _ = verdict(result, name)
+        assert status == "warn" and "not readable with devicectl" in reading, name
+    assert verdict(result, "low power") == ("pass", "not readable with devicectl", "")
+
+
+class _Gone(_Unreadable):
+    async def connect(self):
+        raise DeviceError("no iPhone attached")
+
+
+def test_a_device_that_does_not_answer_fails():
+    result = checks(plan(TWO_ARMS), device=_Gone())
+    assert [(c.check, c.status) for c in result.checks] == [("device", "fail")]
+    assert "no iPhone attached" in result.checks[0].note
+
+
+# -- in a run -----------------------------------------------------------------------------------
+
+
+def test_a_failed_check_stops_the_run_before_any_launch_with_exit_1(tmp_path):
+    record = tmp_path / "r.jsonl"
+    ran = run_plan(plan(TWO_ARMS, s=SHORT, g="[sim]\nfree_gb = 3.0\n"), record=record)
+    assert ran.result.exit_status == 1
+    assert ran.result.outcomes == () and len(ran.result.skipped) == 2
+    assert "launching" not in [e.phase for e in ran.of(PhaseEvent)]
+    assert not ran.of(StartEvent) and not ran.feed.device.phone.running()
+    assert "pre-flight failed (free disk" in ran.of(ErrorEvent)[0].message
+    assert ran.of(PhaseEvent)[-1].phase == "aborted"
+    recorded = [e for e in open_source(record) if isinstance(e, PreflightEvent)]
+    assert len(recorded) == 1 and recorded[0].status == "fail" and not recorded[0].forced
+    disk = next(c for c in recorded[0].checks if c["check"] == "free disk")
+    assert disk["status"] == "fail" and disk["reading"].startswith("3.0 GB free")
+
+
+def test_force_goes_on_and_records_that_it_did(tmp_path):
+    record = tmp_path / "r.jsonl"
+    the_plan = plan(TWO_ARMS, s=SHORT, g="[sim]\nfree_gb = 3.0\n[guards]\nmin_free_gb = 4\n")
+    ran = run_plan(the_plan, record=record, force=True)
+    assert len(ran.result.outcomes) == 2  # launched (the arm guard then judges each)
+    event = ran.of(PreflightEvent)[0]
+    assert event.status == "fail" and event.forced
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert any(line.get("kind") == "preflight" and line.get("forced") for line in lines)
+
+
+def test_a_passing_run_records_its_checks_before_the_first_launch():
+    ran = run_plan(plan(TWO_ARMS, s=SHORT))
+    kinds = [type(e) for e in ran.events if isinstance(e, PreflightEvent | StartEvent)]
+    assert kinds[0] is PreflightEvent and kinds.count(PreflightEvent) == 1
+    assert ran.result.exit_status == 0
+
+
+def test_the_last_recording_with_the_tag_gives_os_build_and_footprint(tmp_path):
+    first = tmp_path / "t-1.jsonl"
+    run_plan(plan(TWO_ARMS, s=SHORT), record=first)
+    history = find_history("t", [tmp_path])
+    assert history.path == first.resolve() and history.os == "24A437"
+    assert history.footprint_gb == pytest.approx(1.6, abs=0.5)
+    assert find_history("t", [tmp_path], exclude=first).path is None
+    assert find_history("other", [tmp_path]).path is None
