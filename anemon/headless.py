@@ -9,6 +9,7 @@ terminal.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -33,10 +34,13 @@ from anemon.events import (
     TrialEvent,
     thermal_name,
 )
-from anemon.feeds import Feed
-from anemon.feeds.lifecycle import Ending, run_feed_sync
 from anemon.store import Session
 from anemon.text import printable
+
+if TYPE_CHECKING:
+    from anemon.feeds import Feed
+    from anemon.feeds.lifecycle import Ending
+    from anemon.feeds.several import SeveralRuns
 
 PIPE_WIDTH = 160
 """Console width when output is not a terminal (rich's 80 would fold the summary table)."""
@@ -86,7 +90,7 @@ _LINES: dict[type, tuple[str, Callable]] = {
 _VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
 
-def preflight_table(checks: Iterable[Mapping[str, str]], title: str = "pre-flight") -> Table:
+def preflight_table(checks: Iterable[Mapping[str, str]], title: str | Text = "pre-flight") -> Table:
     """The checks as a table: check, verdict, reading, note. Every cell is Text (data, never
     markup), its control characters escaped."""
     table = Table(title=title, title_justify="left")
@@ -112,8 +116,10 @@ def preflight_checks(event: PreflightEvent) -> list[Mapping[str, str]]:
 class HeadlessView:
     """Prints events as they come; `finish` prints the per-arm summary."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, *, device: str | None = None) -> None:
         self.console = console or make_console()
+        self.device = device
+        """Which device's run this prints (several at once): each line starts with it."""
         self._last_cooldown = float("-inf")
 
     def handle(self, event: Event) -> None:
@@ -126,7 +132,10 @@ class HeadlessView:
         if entry is None or not self._due(event):
             return
         style, describe = entry
-        line = Text(f"{event.t:8.1f}s ", style="dim")
+        line = Text()
+        if self.device is not None:
+            line.append(f"[{printable(self.device)}] ", style="bold blue")
+        line.append(f"{event.t:8.1f}s ", style="dim")
         if event.arm:
             line.append(f"{printable(event.arm)}  ", style="bold")
         line.append(printable(describe(event)), style=style)
@@ -135,7 +144,10 @@ class HeadlessView:
     def _preflight(self, event: PreflightEvent) -> None:
         forced = " (a check failed: going on, --force)" if event.forced else ""
         title = f"pre-flight at {event.t:.1f}s: {printable(str(event.status))}{forced}"
-        self.console.print(preflight_table(preflight_checks(event), title=title))
+        if self.device is not None:
+            title = f"[{printable(self.device)}] {title}"
+        # a Text title: the device's name is data, never markup
+        self.console.print(preflight_table(preflight_checks(event), title=Text(title)))
 
     def _due(self, event: Event) -> bool:
         if not isinstance(event, CooldownEvent) or event.done:
@@ -154,6 +166,19 @@ class HeadlessView:
 def run_headless(feed: Feed, view: HeadlessView | None = None) -> Ending:
     """Run `feed` to its end (or SIGINT/SIGTERM), printing its events as they come; the
     summary is the caller's (`view.finish`), as not every ending wants one."""
+    from anemon.feeds.lifecycle import run_feed_sync  # here: `summary` needs no feed (asyncio)
+
     view = view or HeadlessView()
     feed.subscribe(view.handle)
     return run_feed_sync(feed)
+
+
+def run_headless_several(several: SeveralRuns, console: Console | None = None) -> Ending:
+    """`run_headless` for several runs at once: one printer per run on one console, each line
+    prefixed with its device."""
+    from anemon.feeds.lifecycle import run_feed_sync
+
+    console = console or make_console()
+    for feed, name in several.pairs:
+        feed.subscribe(HeadlessView(console, device=name).handle)
+    return run_feed_sync(several)

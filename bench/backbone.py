@@ -1,7 +1,8 @@
-"""Backbone benchmark: summary vs a bare read+split loop, tail latency, re-pull cost, replay rate.
+"""Backbone benchmark: start-up, summary vs a bare read+split loop, tail latency, re-pull cost,
+replay rate.
 
 Run: .venv/bin/python bench/backbone.py [--trials 1000000] [--events 1000000]
-Prints each figure with what it is compared to; nothing here is a pass/fail test.
+Prints each figure with its target and the ratio to it; nothing here is a pass/fail test.
 """
 
 from __future__ import annotations
@@ -23,6 +24,36 @@ TRIAL = (
     "decode_tps={d:.1f} gen=256 battery=95 battery_state=charging thermal={th} free_gb=38.1\n"
 )
 THERMAL = ("nominal", "fair", "serious", "critical")
+
+
+def verdict(measured: float, target: float) -> str:
+    """`(target 4x: met)`: how a figure stands against its target (lower is better)."""
+    return (
+        f"met, {measured / target:.2f} of the target"
+        if measured <= target
+        else (f"MISSED by {measured / target:.2f}x")
+    )
+
+
+def startup(runs: int = 5) -> tuple[float, float, float]:
+    """Median seconds of `python -c pass`, `anemon --help` and `anemon summary` of the spec's
+    small example log, each in a fresh process of this venv."""
+    small = Path(__file__).parents[1] / "tests" / "data" / "spec_example.log"
+    commands = (
+        [sys.executable, "-c", "pass"],
+        [sys.executable, "-m", "anemon", "--help"],
+        [sys.executable, "-m", "anemon", "summary", str(small)],
+    )
+    medians = []
+    for command in commands:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - start)
+        medians.append(statistics.median(times))
+    bare, helped, summary = medians
+    return bare, helped, summary
 
 
 def write_log(path: Path, trials: int) -> None:
@@ -141,6 +172,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=1_000_000)
     parser.add_argument("--events", type=int, default=1_000_000)
     args = parser.parse_args()
+    bare_start, helped, small = startup()
+    for what, seconds in (("anemon --help", helped), ("anemon summary of a small log", small)):
+        ratio = seconds / bare_start
+        print(f"{what}: {seconds * 1000:.0f} ms; bare `python -c pass` {bare_start * 1000:.0f} ms; "
+              f"ratio {ratio:.1f}x (target 6x: {verdict(ratio, 6)})")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         log = directory / "bench.log"
@@ -149,20 +185,23 @@ def main() -> None:
         bare = min(bare_loop(log) for _ in range(3))
         summary, peak = timed_summary(log)
         print(f"summary of {args.trials:,} trials ({size:.0f} MB): {summary:.2f} s; "
-              f"bare read+split loop: {bare:.2f} s; ratio {summary / bare:.1f}x; "
-              f"peak RSS {peak:.0f} MiB")  # fmt: skip
+              f"bare read+split loop: {bare:.2f} s; ratio {summary / bare:.1f}x "
+              f"(target 4x: {verdict(summary / bare, 4)}; goal 2x); "
+              f"peak RSS {peak:.0f} MiB (target 300: {verdict(peak, 300)})")  # fmt: skip
         latencies = asyncio.run(tail_latency(directory))
         p95 = statistics.quantiles(latencies, n=20)[-1]
         print(f"tail: append -> line, median {statistics.median(latencies):.0f} ms, "
-              f"p95 {p95:.0f} ms, max {max(latencies):.0f} ms, {len(latencies)} lines")  # fmt: skip
+              f"p95 {p95:.0f} ms (target 150: {verdict(p95, 150)}), "
+              f"max {max(latencies):.0f} ms, {len(latencies)} lines")  # fmt: skip
+        repull = repull_cost(directory)
         print(
-            f"re-pull of a 50 MB mirror with 1 KB new: {repull_cost(directory):.2f} ms "
-            "(tailer check + parse, median of 20)"
+            f"re-pull of a 50 MB mirror with 1 KB new: {repull:.2f} ms "
+            f"(tailer check + parse, median of 20; target 5: {verdict(repull, 5)})"
         )
         load_s, rate = replay_rate(directory, args.events)
         print(
-            f"replay at max: {args.events:,} events loaded in {load_s:.1f} s, "
-            f"played at {rate:,.0f} events/s"
+            f"replay at max: {args.events:,} events loaded in {load_s:.1f} s "
+            f"(target 4 s: {verdict(load_s, 4)}), played at {rate:,.0f} events/s"
         )
     print(
         f"(python {sys.version.split()[0]}, {os.cpu_count()} cores; "

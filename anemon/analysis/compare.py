@@ -15,7 +15,6 @@ from dataclasses import dataclass, fields
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 from rich.table import Table
 
 from anemon.analysis.render import fit_table, fmt, j_per_token, per_round
@@ -286,6 +285,8 @@ def to_csv(comparison: Comparison) -> str:
             row = _csv_row((key, arm.arm), comparison.sources[i], summary)
             row.update({f"delta_pct_{k}": v[i] for k, v in arm.delta_pct.items()})
             rows.append(row)
+    import pandas as pd  # only for CSV: the other formats start without it
+
     return pd.DataFrame(rows).to_csv(index=False)
 
 

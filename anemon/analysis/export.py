@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from anemon import __version__
-from anemon.analysis.load import BENCH_KINDS, Loaded
-from anemon.analysis.summary import ArmSummary, summarize, trials_frame
+from anemon.analysis.load import BENCH_KINDS, Loaded, read_session
+from anemon.analysis.summary import ArmSummary, summarize
 from anemon.errors import AnemonError, NoRecordsError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.recording.reader import open_source
-from anemon.store import Session
+from anemon.store import ArmSeries, Session
 from anemon.text import printable
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
@@ -34,6 +34,13 @@ _MAX_EXACT = 2**53
 (the parser's ranges keep them far below), and they could overflow an int64 cast."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 """A CSV cell starting with one of these is run as a formula by a spreadsheet."""
+
+
+def trials_frame(arm: ArmSeries) -> pd.DataFrame:
+    """The arm's trials as a DataFrame (NaN where a value was missing), warm-ups included."""
+    frame = pd.DataFrame({name: np.frombuffer(col) for name, col in arm.columns.items()})
+    frame["battery_state"] = pd.Series(arm.battery_state, dtype="object")
+    return frame
 
 
 def export_frame(session: Session) -> pd.DataFrame:
@@ -211,7 +218,7 @@ def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
     """One SOURCE read once (a pipe works), with its recording header (None: a raw log)."""
     reader = open_source(path)
     try:
-        session = Session.from_events(reader)
+        session = read_session(reader)
     finally:
         reader.close()
     if not any(session.counts[kind] for kind in BENCH_KINDS):

@@ -6,9 +6,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from anemon.errors import NoRecordsError
+from anemon.parsing.columnar import TrialRun
 from anemon.recording.reader import LineWarning, SourceReader, open_source
-from anemon.store import Session
+from anemon.store import Series, Session
 
 BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
 """The line protocol's records; a SOURCE with none of them is not a bench log."""
@@ -33,7 +36,7 @@ def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
     try:
         readers.extend(open_source(path) for path in paths)
         for reader in readers:
-            session = Session.from_events(reader)
+            session = read_session(reader)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
                 raise NoRecordsError(f"no bench records in {reader.path}")
             yield Loaded(
@@ -42,3 +45,65 @@ def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
     finally:  # a later SOURCE refused: the earlier ones' streams are closed, not left to gc
         for reader in readers:
             reader.close()
+
+
+def read_session(reader: SourceReader) -> Session:
+    """The SOURCE's Session, as `Session.from_events(reader)` gives it, but with a raw log's
+    plain TRIAL lines added a run at a time (anemon/parsing/columnar.py).
+
+    One difference, on purpose: those lines are not events, so the session's `log` (the
+    log panel's latest lines) holds only the lines read one by one; `log_total` counts all."""
+    session = Session()
+    for item in reader.runs():
+        if isinstance(item, TrialRun):
+            add_trials(session, item)
+        else:
+            session.add(item)
+    return session
+
+
+def add_trials(session: Session, run: TrialRun) -> None:
+    """What `session.add` does for each TRIAL event of `run`, a column at a time."""
+    count = len(run)
+    if not count:
+        return
+    session.version += count
+    session.counts["trial"] += count
+    session.log_total += count
+    t = run.t
+    if session.first_t is None:
+        session.first_t = float(t[0])
+    session.last_t = max(session.last_t, float(t.max()))
+    if run.arm is not None:
+        session.current_arm = run.arm
+    arm = session.arm(run.arm or "(no arm)")
+    fields = run.fields
+    columns = arm.columns
+    missing = np.full(count, np.nan)
+    for name, column in columns.items():
+        if name == "t":
+            values = t
+        elif name == "round":
+            values = np.full(count, float(max(arm.rounds, 1)))
+        elif name == "warmup":
+            values = fields.get("warmup", np.zeros(count))
+        else:
+            values = fields.get("app_t" if name == "app_t" else name, missing)
+        column.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())
+    states = fields.get("battery_state") or [None] * count
+    arm.battery_state.extend(states)
+    for series, name in ((session.thermal, "thermal"), (session.battery, "battery"),
+                         (session.free_gb, "free_gb")):  # fmt: skip
+        _extend(series, t, fields.get(name))
+    last = next((state for state in reversed(states) if state is not None), None)
+    if last is not None:
+        session.battery_state = last
+
+
+def _extend(series: Series, t: np.ndarray, values: np.ndarray | None) -> None:
+    """Series.append for each present value."""
+    if values is None:
+        return
+    present = ~np.isnan(values)
+    series.t.frombytes(np.ascontiguousarray(t[present], dtype=float).tobytes())
+    series.value.frombytes(np.ascontiguousarray(values[present], dtype=float).tobytes())

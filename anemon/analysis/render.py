@@ -8,13 +8,11 @@ import math
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
-import pandas as pd
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from anemon.analysis.export import csv_safe
 from anemon.analysis.summary import NO_END, ArmSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.devices import reads_power
@@ -299,7 +297,7 @@ def _fit(
     broken at a space (never inside a word or a number); None if that cannot fit. All None
     (rich's own layout) if every cell fits on one line."""
     room = width - _PAD * len(shown) - 1
-    natural = [max(cell_len(text) for text in _column(names, rows, i)) for i in shown]
+    natural = [max(_one_line(text) for text in _column(names, rows, i)) for i in shown]
     if sum(natural) <= room:
         return [None] * len(shown)
     least = [max(_two_lines(text) for text in _column(names, rows, i)) for i in shown]
@@ -320,10 +318,18 @@ def _column(names: Sequence[str], rows: Sequence[Sequence[str]], i: int) -> Iter
         yield row[i]
 
 
+def _one_line(text: str) -> int:
+    """The width of a cell whose lines (a cell may hold several: one per arm) are not broken."""
+    return max(cell_len(line) for line in text.split("\n"))
+
+
 @functools.lru_cache(maxsize=4096)
 def _two_lines(text: str) -> int:
     """The narrowest width that holds `text` in two lines broken at one of its spaces (linear
-    in its length: a log's text can be long; cached: `fit_columns` asks again per try)."""
+    in its length: a log's text can be long; cached: `fit_columns` asks again per try); a cell
+    of several lines is as wide as its widest line."""
+    if "\n" in text:
+        return _one_line(text)
     total = cell_len(text)
     best, left = total, -1
     for word in text.split(" ")[:-1]:
@@ -403,10 +409,19 @@ def _csv_row(s: ArmSummary) -> dict[str, object]:
 
 def to_csv(summaries: Sequence[ArmSummary]) -> str:
     """Flat rows: the spec's keys, with `rounds` as the number of launches and their means."""
-    return csv_safe(pd.DataFrame([_csv_row(s) for s in summaries])).to_csv(index=False)
+    return _csv([_csv_row(s) for s in summaries])
 
 
 def to_csv_of_sources(sources: Sequence[SourceSummaries]) -> str:
     """One header, `source` the first column, then the rows of to_csv for every SOURCE."""
     rows = [{"source": s.source, **_csv_row(arm)} for s in sources for arm in s.summaries]
+    return _csv(rows)
+
+
+def _csv(rows: list[dict[str, object]]) -> str:
+    # pandas is imported here, not with the module: a summary table starts without it
+    import pandas as pd
+
+    from anemon.analysis.export import csv_safe
+
     return csv_safe(pd.DataFrame(rows)).to_csv(index=False)

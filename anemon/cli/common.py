@@ -15,6 +15,8 @@ from anemon.errors import AnemonError
 from anemon.text import printable
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from anemon.metrics import Address, Exporter
     from anemon.recording.reader import LineWarning
     from anemon.recording.writer import Mode, Recorder
@@ -177,6 +179,20 @@ def serve_metrics(args: argparse.Namespace) -> Iterator[Exporter | None]:
         yield exporter
     finally:
         exporter.close()
+
+
+def stdout_console() -> Console:
+    """The console a command prints its table to: `headless.make_console`, whose closed pipe is
+    left to main() (which ends quietly with its own status) instead of rich's exit 1."""
+    from anemon.headless import make_console
+
+    console = make_console()
+    console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]
+    return console
+
+
+def _pipe_closed() -> None:
+    raise BrokenPipeError
 
 
 def add_warnings_option(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings
+from anemon.cli.common import add_warnings_option, report_warnings, stdout_console
 from anemon.errors import AnemonError
 
 FORMATS = ("table", "md", "csv", "json")
@@ -34,7 +34,6 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis import compare
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import summarize
-    from anemon.headless import make_console
 
     loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
     sources = [
@@ -43,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     comparison = compare.compare(sources, by=args.by)
     if args.format == "table":
-        console = make_console()
-        console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]  # rich exits 1
+        console = stdout_console()
         console.print(compare.rich_table(comparison, console.width))
     else:
         sys.stdout.write(compare.FORMATS[args.format](comparison))
@@ -52,8 +50,3 @@ def run(args: argparse.Namespace) -> int:
     for given, one in zip(args.sources, loaded, strict=True):
         report_warnings(str(given), one.warnings, one.listed, listing=args.warnings)
     return 0
-
-
-def _pipe_closed() -> None:
-    """Leave a closed stdout to main(), which ends quietly with its own status."""
-    raise BrokenPipeError

@@ -11,7 +11,6 @@ cut: the least important columns are dropped first and named under the table.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from dataclasses import asdict, dataclass
@@ -64,6 +63,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     kinds = BACKENDS if args.backend == "all" else (args.backend,)
+    import asyncio  # here: `anemon --help` builds this parser without asyncio
+
     results = asyncio.run(collect(kinds))
     if args.backend != "all" and results[0].unavailable:
         raise DeviceError(f"{args.backend}: {results[0].unavailable}")

@@ -8,7 +8,6 @@ Nothing is launched and nothing is recorded.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     if args.device:
         plan = dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=args.device))
+    import asyncio  # here: `anemon --help` builds this parser without asyncio
+
     result = asyncio.run(check(plan))
     console = make_console()
     title = f"pre-flight: {plan.tag} on {plan.device.kind}"

@@ -1,4 +1,9 @@
-"""`anemon run PLAN.toml`: execute a bench plan (docs/spec/plan.md) on a device or the simulator.
+"""`anemon run PLAN.toml...`: execute bench plans (docs/spec/plan.md) on devices or the simulator.
+
+Several plans run at once, one per device (`feeds.several.SeveralRuns`): one recording each
+(`--record FILE` names one, so it is refused), one dashboard with a tab per device, headless
+lines prefixed with the device. Two plans naming the same device: exit 2 before anything starts.
+The exit status is then the worst of the runs': 130 if any was aborted, else 1 if any failed.
 
 Exit status: 0 every arm completed; 1 some arm failed or was aborted (the summary says which
 and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted
@@ -24,11 +29,14 @@ from anemon.cli.common import (
 )
 from anemon.devices import REAL_KINDS
 from anemon.errors import AnemonError
+from anemon.text import printable
 
 if TYPE_CHECKING:
+    from anemon.clock import RealClock
     from anemon.control.plan import Plan
     from anemon.feeds.plan import PlanRun
     from anemon.metrics import Exporter
+    from anemon.recording.writer import Recorder
 
 DEVICE_KINDS = ("sim", *REAL_KINDS)
 DASHBOARD_MAX_SPEED = 600.0
@@ -37,7 +45,8 @@ DASHBOARD_MAX_SPEED = 600.0
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("run", help="execute a bench plan (TOML)")
-    parser.add_argument("plan", type=Path, metavar="PLAN.toml")
+    parser.add_argument("plan", type=Path, nargs="+", metavar="PLAN.toml",
+                        help="one plan per device; several run at the same time")  # fmt: skip
     parser.add_argument("--device", choices=DEVICE_KINDS, help="override the plan's device.kind")
     parser.add_argument("--speed", type=speed, metavar="X|max", help="simulator clock speed")
     parser.add_argument("--force", action="store_true",
@@ -52,13 +61,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from anemon.control.plan import load_plan
 
-    plan = load_plan(args.plan)
+    plans = [(path, load_plan(path)) for path in args.plan]
     if args.device:
-        plan = dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=args.device))
-    if args.speed is not None and plan.device.kind != "sim":
-        raise AnemonError('--speed is for the simulator only (device.kind = "sim")')
+        plans = [(path, _on_kind(plan, args.device)) for path, plan in plans]
+    for path, plan in plans:
+        if args.speed is not None and plan.device.kind != "sim":
+            where = f"{path}: " if len(plans) > 1 else ""
+            raise AnemonError(f'{where}--speed is for the simulator only (device.kind = "sim")')
+    if len(plans) > 1:
+        return execute_several(plans, args, args.speed or 1.0, force=args.force)
     with serve_metrics(args) as metrics:
-        return execute(plan, args, args.speed or 1.0, force=args.force, metrics=metrics)
+        return execute(plans[0][1], args, args.speed or 1.0, force=args.force, metrics=metrics)
+
+
+def _on_kind(plan: Plan, kind: str) -> Plan:
+    return dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=kind))
 
 
 def execute(
@@ -107,6 +124,83 @@ def execute(
     for line in outcome_lines(feed):
         view.console.print(line, markup=False, highlight=False)
     return _exit_status(feed)
+
+
+def execute_several(
+    plans: list[tuple[Path, Plan]],
+    args: argparse.Namespace,
+    speed_x: float,
+    *,
+    force: bool = False,
+) -> int:
+    """Run every plan at once (one device each), in one dashboard or headless; the worst
+    exit status of the runs."""
+    from anemon.cli.common import open_recorder, record_mode, recording_note
+    from anemon.feeds.several import SeveralRuns, check_distinct, label, shared_clocks
+    from anemon.headless import HeadlessView, make_console, run_headless_several
+
+    check_distinct(plans)
+    if args.record is not None:
+        raise AnemonError(
+            "--record FILE names one recording: with several plans each run records under its "
+            "own default name (or --no-record)"
+        )
+    record_mode(args, force_alone=True)
+    if not args.headless:
+        from anemon import ui
+
+        ui.resolve(args.layout or "default")
+        if math.isinf(speed_x):
+            speed_x = DASHBOARD_MAX_SPEED
+    with serve_metrics(args) as metrics:
+        runs: list[PlanRun] = []
+        try:
+            for (_, plan), clock in zip(plans, shared_clocks([speed_x] * len(plans)), strict=True):
+                runs.append(_plan_run(plan, clock, open_recorder(args, plan.tag, force_alone=True),
+                                      force))  # fmt: skip
+        except BaseException:
+            for run_ in runs:
+                run_.close()
+            raise
+        several = SeveralRuns(runs, [label(plan) for _, plan in plans])
+        console = make_console()
+        for feed, name in several.pairs:
+            if metrics is not None:
+                metrics.watch(feed.subscribe, feed.plan.device.id or name, feed.plan.tag)
+            print(f"{printable(name)}: {recording_note(feed.recorder)}", file=sys.stderr)
+        if args.headless:
+            run_headless_several(several, console)
+        else:
+            ui.launch_several(several, args.layout)
+    view = HeadlessView(console)
+    for i, (feed, name) in enumerate(several.pairs):
+        view.finish(feed.session, title=f"{printable(name)}: {feed.title}")
+        lines = outcome_lines(feed)
+        if i in several.errors:
+            lines.append(f"failed: {several.errors[i]}")
+        for line in lines:
+            view.console.print(f"{printable(name)}: {line}", markup=False, highlight=False)
+    return worst_status([_exit_status(feed) for feed in several.feeds])
+
+
+def _plan_run(plan: Plan, clock: RealClock, recorder: Recorder | None, force: bool) -> PlanRun:
+    """The run of one plan; its claimed recording freed if the run cannot be made."""
+    from anemon.feeds.plan import PlanRun
+
+    try:
+        return PlanRun(plan, clock, record=recorder, force=force)
+    except BaseException:
+        if recorder is not None:
+            recorder.close()
+        raise
+
+
+def worst_status(statuses: list[int]) -> int:
+    """Several runs' exit status: 130 if any was aborted, else 1 if any failed, else 0."""
+    for status in (130, 1):
+        if status in statuses:
+            return status
+    return max(statuses, default=0)
 
 
 def outcome_lines(feed: PlanRun) -> list[str]:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anemon.cli.common import stdout_console
 from anemon.recording.writer import DEFAULT_DIR
 from anemon.text import printable
 
@@ -19,8 +20,8 @@ FORMATS = ("table", "json")
 COLUMNS = ("file", "tag", "date (UTC)", "device", "OS build", "arms", "status", "trials",
            "J/token")  # fmt: skip
 _RIGHT = frozenset({"trials", "J/token"})
-PIPE_WIDTH = 160
-"""Console width when output is not a terminal (rich's 80 would fold the table)."""
+DROP_ORDER = ("OS build", "device", "date (UTC)", "J/token", "trials", "status", "tag")
+"""What a narrow terminal loses first (the file and its arms are never dropped)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -74,23 +75,17 @@ def _j_per_token(arm: ArmEntry) -> str:
 
 
 def _print_table(index: Index, directory: Path) -> None:
-    from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = PIPE_WIDTH
-    console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]  # rich exits 1
+    from anemon.analysis.render import fit_table
+
+    console = stdout_console()
     if not index.entries:
         console.print(Text(f"no recordings in {printable(str(directory))}"))
         return
-    table = Table()
-    for name in COLUMNS:
-        table.add_column(name, justify="right" if name in _RIGHT else "left", overflow="fold")
-    for entry in index.entries:
-        table.add_row(*(Text(printable_lines(cell)) for cell in row_cells(entry)))
-    console.print(table)
+    rows = [tuple(printable_lines(cell) for cell in row_cells(entry)) for entry in index.entries]
+    left = [name for name in COLUMNS if name not in _RIGHT]
+    console.print(fit_table(COLUMNS, rows, console.width, DROP_ORDER, left=left))
     for entry in index.entries:
         if entry.note is not None:
             console.print(Text(f"{printable(entry.path.name)}: {entry.note}"), soft_wrap=True)
@@ -99,8 +94,3 @@ def _print_table(index: Index, directory: Path) -> None:
 def printable_lines(cell: str) -> str:
     """Each line of a cell escaped; the line breaks between arms kept."""
     return "\n".join(printable(line) for line in cell.split("\n"))
-
-
-def _pipe_closed() -> None:
-    """Leave a closed stdout to main(), which ends quietly with its own status."""
-    raise BrokenPipeError

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings
+from anemon.cli.common import add_warnings_option, report_warnings, stdout_console
 
 FORMATS = ("table", "md", "csv", "json")
 
@@ -23,7 +23,6 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis import render
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import summarize
-    from anemon.headless import make_console
 
     loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
     sources = [
@@ -31,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
         for given, one in zip(args.sources, loaded, strict=True)
     ]
     if args.format == "table":
-        console = make_console()
-        console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]  # rich exits 1
+        console = stdout_console()
         for source in sources:
             console.print(render.rich_table(source.summaries, source.source, source.device))
     else:
@@ -46,8 +44,3 @@ def run(args: argparse.Namespace) -> int:
     for given, one in zip(args.sources, loaded, strict=True):
         report_warnings(str(given), one.warnings, one.listed, listing=args.warnings)
     return 0
-
-
-def _pipe_closed() -> None:
-    """Leave a closed stdout to main(), which ends quietly with its own status."""
-    raise BrokenPipeError

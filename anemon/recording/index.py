@@ -199,7 +199,7 @@ def last_line(path: Path, limit: int = MAX_LINE) -> bytes | None:
             position -= step
             stream.seek(position)
             tail = stream.read(step) + tail
-            body = tail.rstrip(b"\r\n\t ")
+            body = tail.rstrip()  # every ASCII space: a line of only whitespace is blank
             cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
             if cut >= 0 or position == 0:
                 line = body[cut + 1 :]

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from anemon.errors import SourceError
 from anemon.events import Event, StartEvent
@@ -24,12 +24,19 @@ from anemon.recording.writer import FORMAT, VERSION
 from anemon.sources.lines import BOM, LineAssembler
 from anemon.text import printable
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from anemon.parsing.columnar import ColumnarReader, TrialRun
+
 MAX_LINE = 1 << 20
 """Longer lines are kept truncated, with a marker and a warning."""
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 1 << 16
 """Enough for a recording's header line (it carries the plan)."""
 _CHUNK = 1 << 16
+_BLOCK = 8192
+"""Lines a raw log's columnar path reads at a time (`SourceReader.runs`)."""
 _INFLATE_MAX = 1 << 20
 """Decompressed bytes made at a time from one compressed chunk."""
 _BINARY_PROBE = 8192
@@ -139,6 +146,18 @@ class SourceReader:
         else:
             yield from self._logged(numbered)
 
+    def runs(self) -> Iterator[Event | TrialRun]:
+        """As iterating, except that a raw log's plain TRIAL lines come as TrialRuns, a column
+        per field, instead of one event each (anemon/parsing/columnar.py): for the whole-file
+        commands, which need columns. Warnings are the same, in the same order."""
+        if self.kind == "recording":
+            yield from self
+            return
+        stream, self.stream = self.stream, None
+        if stream is None:
+            stream = _Stream.open(self.path)
+        yield from self._logged_runs(self._lines(stream))
+
     def _lines(self, stream: _Stream) -> Iterator[tuple[int, str, bool]]:
         """Numbered decoded lines and whether each had its ending (a torn last line has not).
 
@@ -211,6 +230,53 @@ class SourceReader:
                 seen = parser.warnings
             yield event
 
+    def _logged_runs(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event | TrialRun]:
+        from anemon.parsing.columnar import ColumnarReader  # numpy: whole-file commands only
+
+        timeline = LogTimeline()
+        self._parser.timeline = timeline.place
+        columnar = ColumnarReader(self._parser, timeline.place_trials)
+        first = 1
+        block: list[str] = []
+        listed = len(self.listed)
+        for number, text, _complete in numbered:
+            if len(self.listed) != listed or len(block) >= _BLOCK:
+                yield from self._flush(columnar, timeline, block, first, listed)
+                first, block = number, []
+            block.append(text)
+            listed = len(self.listed)
+        yield from self._flush(columnar, timeline, block, first, listed)
+
+    def _flush(
+        self,
+        columnar: ColumnarReader,
+        timeline: LogTimeline,
+        block: list[str],
+        first: int,
+        listed: int,
+    ) -> Iterator[Event | TrialRun]:
+        """The block's items. A warning listed since `listed` (a line cut short, warned as it
+        was read, or damage at the end) goes after those of the block's lines, as the per-line
+        path lists them."""
+        moved = self.listed[listed:]
+        del self.listed[listed:]
+        yield from self._block(columnar, timeline, block, first)
+        self.listed.extend(moved[: MAX_LISTED - len(self.listed)])
+
+    def _block(
+        self, columnar: ColumnarReader, timeline: LogTimeline, block: list[str], first: int
+    ) -> Iterator[Event | TrialRun]:
+        parser = self._parser
+        for item in columnar.block(block):
+            if not isinstance(item, int):
+                yield item
+                continue
+            seen = parser.warnings
+            event = parser.parse(block[item], t=timeline.t, wall=timeline.wall)
+            if parser.warnings != seen:
+                self._warn(first + item, parser.last_rejected, parser.warnings - seen)
+            yield event
+
 
 class LogTimeline:
     """Session times for a raw log: from its timestamps when it has them, else from `t=`.
@@ -239,6 +305,17 @@ class LogTimeline:
                 t = self._base + app_t
         self.t = max(self.t, t)
         return self.t
+
+    def place_trials(self, app_t: np.ndarray) -> np.ndarray:
+        """`place` for a run of TRIAL lines without timestamps: each at the launch's base plus
+        its `t=` (NaN: none, where it stays at the time so far), never before the one before."""
+        import numpy as np
+
+        own = np.where(np.isnan(app_t), -np.inf, self._base + app_t)
+        t = np.maximum.accumulate(np.concatenate(([self.t], own)))[1:]
+        if len(t):
+            self.t = float(t[-1])
+        return t
 
 
 def open_source(path: Path) -> SourceReader:

@@ -63,11 +63,27 @@ class LineAssembler:
         if len(parts) > 1 and data.endswith(b"\r"):
             self._after_cr = True
         lines: list[tuple[str, int]] = []
-        for part in parts[:-1]:
-            self._hold(part)
+        if len(parts) > 1:
+            self._hold(parts[0])
             lines.append(self._take_line())
+            lines += self._whole(parts[1:-1])
         self._hold(parts[-1])
         return lines
+
+    def _whole(self, parts: list[bytes]) -> list[tuple[str, int]]:
+        """Complete lines with nothing held before them: decoded as one block (a whole file is
+        read at C speed, not line by line) unless one is too long and must be cut."""
+        if not parts:
+            return []
+        if max(map(len, parts)) > self._max:
+            lines = []
+            for part in parts:
+                self._hold(part)
+                lines.append(self._take_line())
+            return lines
+        # `\n` is never inside a UTF-8 sequence, so decoding the joined block replaces exactly
+        # what decoding each line would
+        return [(text, 0) for text in b"\n".join(parts).decode("utf-8", "replace").split("\n")]
 
     def finish(self) -> tuple[str, int] | None:
         """The incomplete last line (its ending never came: end of file), or None if none;

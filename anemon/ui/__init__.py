@@ -10,10 +10,11 @@ from anemon.ui.layouts import LayoutError, resolve
 if TYPE_CHECKING:
     from anemon.feeds import Feed
     from anemon.feeds.lifecycle import Ending
+    from anemon.feeds.several import SeveralRuns
     from anemon.ui.app import Dashboard
     from anemon.ui.overlay import Overlay
 
-__all__ = ["DashboardView", "LayoutError", "launch"]
+__all__ = ["DashboardView", "LayoutError", "launch", "launch_several"]
 
 
 def launch(
@@ -37,6 +38,17 @@ def launch(
 
     app = Dashboard(feed, path, save_dir=save_dir, chosen=layout is not None, overlay=overlay)
     return run_feed_sync(feed, DashboardView(app))
+
+
+def launch_several(several: SeveralRuns, layout: str | None = None) -> Ending:
+    """`launch` for several runs at once: a tab per run, an overview strip above the tabs; on
+    quit (or a signal) every run is stopped, drained and closed."""
+    path = resolve(layout or "default")
+    from anemon.feeds.lifecycle import run_feed_sync
+    from anemon.ui.several import SeveralDashboard
+
+    app = SeveralDashboard(several, path, chosen=layout is not None)
+    return run_feed_sync(several, DashboardView(app))
 
 
 class DashboardView:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -27,7 +29,7 @@ from anemon.text import printable
 from anemon.ui import keys, layouts
 from anemon.ui.arms_table import BRIEF, ArmsTable
 from anemon.ui.charts import Chart, Charts, Strip, Strips
-from anemon.ui.confirm import Confirm
+from anemon.ui.confirm import END_THE_RUN, Confirm
 from anemon.ui.export import export_summary
 from anemon.ui.help import KeysHelp
 from anemon.ui.log_panel import LogPanel
@@ -56,10 +58,33 @@ ROUND_BUDGET_S = 0.03
 """Charts drawn in one round stop once it has taken this long (the rest go next round)."""
 
 
+@dataclass(frozen=True)
+class Panels:
+    """One run's panels, held: not queried per tick (a modal on top, the marker prompt, is
+    another screen)."""
+
+    status: StatusLine
+    timeline: Timeline
+    log_panel: LogPanel
+    tables: list[ArmsTable]
+    strips: list[Strip]
+    charts: list[Chart]
+
+    @classmethod
+    def under(cls, root: DOMNode) -> Panels:
+        return cls(
+            root.query_one(StatusLine), root.query_one(Timeline), root.query_one(LogPanel),
+            list(root.query(ArmsTable)), list(root.query(Strip)), list(root.query(Chart)),
+        )  # fmt: skip
+
+
 class Dashboard(App[None]):
     """The same screens live and in replay; `feed.session` is read fresh on every draw."""
 
     BINDINGS = keys.BINDINGS
+
+    quit_question = END_THE_RUN
+    """What the quit confirmation says quitting does."""
 
     def __init__(
         self,
@@ -104,11 +129,15 @@ class Dashboard(App[None]):
         """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
 
     def compose(self) -> ComposeResult:
-        feed = self.feed
+        yield from self.panels(self.feed, self.alert_marks)
+        yield Footer()
+
+    def panels(self, feed: Feed, alerts: AlertMarks) -> ComposeResult:
+        """One run's panels: the status line, the timeline and the body (the layouts style
+        them; a dashboard of several runs has them once per tab)."""
         yield StatusLine(feed.title, tag=feed.tag, reads_power=feed.reads_power,
                          status_note=lambda: feed.status_note, id="status")  # fmt: skip
-        yield Timeline(self.feed.replay, alerts=self.alert_marks, session=self.feed.session,
-                       id="timeline")  # fmt: skip
+        yield Timeline(feed.replay, alerts=alerts, session=feed.session, id="timeline")
         with Vertical(id="body"):
             yield Charts(MAIN_CHARTS, id="charts")
             yield Charts(PAIR_CHARTS, id="pair")
@@ -116,18 +145,9 @@ class Dashboard(App[None]):
             yield ArmsTable(reference=self.overlay, id="arms")
             yield ArmsTable(BRIEF, reference=self.overlay, id="arms-brief")
             yield LogPanel(self.log_lines, id="log")
-        yield Footer()
 
     def on_mount(self) -> None:
-        # held, not queried per tick: a modal on top (the marker prompt) is another screen
-        self.status = self.query_one(StatusLine)
-        self.timeline = self.query_one(Timeline)
-        self.log_panel = self.query_one(LogPanel)
-        self.tables = list(self.query(ArmsTable))
-        self.strips = list(self.query(Strip))
-        self.charts = list(self.query(Chart))
-        for chart in self.charts:
-            chart.reference = self.overlay
+        self.bind_panels()
         if self.feed.replay is not None:
             self.set_interval(self.tick_s, self.tick)
         self.set_interval(self.redraw_s, self.redraw)
@@ -137,6 +157,12 @@ class Dashboard(App[None]):
         if self._leave_when_mounted:
             self.exit()
 
+    def bind_panels(self) -> None:
+        """Hold the panels the timers and keys act on (a dashboard of several: each tab's)."""
+        self.hold(Panels.under(self))
+        for chart in self.charts:
+            chart.reference = self.overlay
+
     def leave(self) -> None:
         """Exit now, or once mounted: a signal or a failed recording in the first moments
         must not tear the widgets down under `on_mount`."""
@@ -144,6 +170,15 @@ class Dashboard(App[None]):
             self.exit()
         else:
             self._leave_when_mounted = True
+
+    def hold(self, panels: Panels) -> None:
+        """The panels the timers and keys act on (a run's, in a dashboard of several)."""
+        self.status, self.timeline, self.log_panel = (
+            panels.status,
+            panels.timeline,
+            panels.log_panel,
+        )
+        self.tables, self.strips, self.charts = panels.tables, panels.strips, panels.charts
 
     def fit_terminal(self) -> None:
         """In a terminal smaller than the default layout needs, use the compact one if the
@@ -259,10 +294,14 @@ class Dashboard(App[None]):
             if self.check_action(a.name, ()):
                 yield SystemCommand(a.title, a.help, partial(self.run_action, a.action))
 
+    def running(self) -> bool:
+        """A plan run is in progress: quitting asks first (several runs: any of them)."""
+        return self.feed.controls is not None and not self.run_over
+
     def _confirmed(self, key: str, what: str) -> bool:
         """During a run, a key that ends something (`key`; "" from the palette: at once) acts
         only when pressed again within the window; the first press says so."""
-        if not key or self.feed.controls is None or self.run_over:
+        if not key or not self.running():
             return True
         if self.confirm.press(key):
             return True
@@ -274,7 +313,7 @@ class Dashboard(App[None]):
     async def action_quit(self, key: str = "") -> None:
         """`q`, ctrl+c, ctrl+q: at once in a watch, a replay or a run that is done; during a run,
         when confirmed."""
-        if self._confirmed(key, "end the run"):
+        if self._confirmed(key, self.quit_question):
             await super().action_quit()
 
     def action_keys_help(self) -> None:
@@ -290,7 +329,7 @@ class Dashboard(App[None]):
         ]
         rows.append(("^p", "Command palette"))
         note = ""
-        if self.feed.controls is not None and not self.run_over:
+        if self.running():
             note = (
                 f"During a run, q, X and ^c ask first: press the same key again within "
                 f"{self.confirm.window_s:g} s."

@@ -6,6 +6,7 @@ the full series stay in the Session and each draw hands the widget ≤2 points p
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -20,6 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.geometry import Region, Size
 from textual.widgets import Label, Sparkline, Static
 from textual_hires_canvas import Canvas
+from textual_hires_canvas.hires import pixels as hires_pixels
 from textual_plot import HiResMode, LegendLocation, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter, NumericAxisFormatter
 from textual_plot.plot_widget import FloatScalar, LinePlot
@@ -28,7 +30,7 @@ from anemon.events import THERMAL_NAMES
 from anemon.store import ArmSeries, Session
 from anemon.ui import overlay
 from anemon.ui.overlay import Overlay
-from anemon.ui.series import column, decimate, owners, runs, steps
+from anemon.ui.series import Follower, column, decimate, owners, runs, steps
 from anemon.ui.status import power_state
 
 PALETTE = ("#4fc1ff", "#f28c28", "#b5e853", "#d670d6", "#ffd700", "#ff5f5f", "#00d7af", "#af87ff")
@@ -360,7 +362,11 @@ class ElapsedFormatter(AxisFormatter):
 
     def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
         span = max(max_ - min_, 1e-9)
-        step = next((s for s in self.STEPS if span / s <= self.fit), self.STEPS[-1])
+        step = next((s for s in self.STEPS if span / s <= self.fit), None)
+        if step is None:  # past 8 h a step: 1, 2, 5 × 10^k hours, so it still fits
+            hours = span / self.fit / 3600
+            scale = 10 ** math.floor(math.log10(hours))
+            step = 3600 * scale * next(m for m in (1, 2, 5, 10) if m * scale >= hours)
         first = math.ceil(min_ / step) * step
         return [float(first + i * step) for i in range(int((max_ - first) // step) + 1)]
 
@@ -466,6 +472,8 @@ class Chart(PlotWidget, can_focus=False):
         self.y_axis = FittedFormatter()
         self.latest: list[Latest] = []
         """The text form's values, from the last draw."""
+        self.followers: dict[tuple[object, ...], Follower] = {}
+        """Each line's decimation, kept up to date as its points arrive (`follow`)."""
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -510,6 +518,25 @@ class Chart(PlotWidget, can_focus=False):
         """Plot columns: what the series are decimated to."""
         return max(10, self.plot_size[0])
 
+    def follow(
+        self, session: Session, lines: Sequence[Line]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each line decimated to two bins a column, by its `Follower`: only the points new
+        since the last draw are binned (a step line, a few points per change, is stepped and
+        decimated whole, as its last point moves with the clock)."""
+        bins = 2 * self.columns
+        known, self.followers = self.followers, {}
+        out = []
+        for index, line in enumerate(lines):
+            if line.step:
+                out.append(decimate(*steps(line.x, line.y, end=elapsed(session)), bins))
+                continue
+            key = (id(session), bins, index, line.label, line.colour, line.ref)
+            follower = known.get(key) or Follower(bins)
+            self.followers[key] = follower
+            out.append(follower.update(line.x, line.y))
+        return out
+
     def draw(self, session: Session) -> bool:
         """Redraw from `session` if what the chart shows changed since the last draw (its
         lines, or its x axis by a column or more); returns whether it did."""
@@ -534,11 +561,7 @@ class Chart(PlotWidget, can_focus=False):
         self.y_axis.rows = self.plot_size[1]
         self.clear()
         xs, ys = [], []
-        for line in lines:
-            x, y = line.x, line.y
-            if line.step:
-                x, y = steps(x, y, end=elapsed(session))
-            x, y = decimate(x, y, self.columns)
+        for line, (x, y) in zip(lines, self.follow(session, lines), strict=True):
             if len(x) == 1:  # a line needs two ends: a lone point would not show at all
                 x, y = np.repeat(x, 2), np.repeat(y, 2)
             self.plot(x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label)
@@ -620,6 +643,18 @@ class Chart(PlotWidget, can_focus=False):
                 cells[np.floor(y).astype(int), np.floor(x).astype(int)] = True
         return cells
 
+    def _render_line_plot(self, dataset: LinePlot) -> None:
+        """textual-plot's braille line drawing, the same dots in the same cells, but the
+        points mapped and the dots set with numpy: its own loop per dot and per cell was
+        most of a chart's render (it is called from PlotWidget's private `_render_plot`)."""
+        if dataset.hires_mode != HiResMode.BRAILLE or len(dataset.x) < 2:
+            super()._render_line_plot(dataset)
+            return
+        canvas = self.query_one("#plot", Canvas)
+        limits = (self._x_min, self._x_max, self._y_min, self._y_max)
+        x, y = to_cells(dataset.x, dataset.y, limits, self._scale_rectangle)  # as one point's
+        paint_braille(canvas, *line_dots(canvas, x, y), dataset.line_style)
+
     def get_hires_pixel_from_coordinate(
         self, x: FloatScalar, y: FloatScalar
     ) -> tuple[FloatScalar, FloatScalar]:
@@ -688,6 +723,66 @@ def along(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     at = np.r_[0.0, np.cumsum(np.ceil(lengths * 4) + 1)]
     t = np.arange(at[-1] + 1)
     return np.interp(t, at, x), np.interp(t, at, y)
+
+
+def line_dots(canvas: Canvas, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The braille dots (canvas cells × (2, 4)) of the polyline through (x, y) in canvas
+    cells, as textual-hires-canvas's `draw_hires_lines` finds them: each segment clipped to
+    the canvas, then its own Bresenham (private: reused, so the dots are exactly its)."""
+    width, height = canvas._canvas_region.width, canvas._canvas_region.height
+    x0, y0, x1, y1 = x[:-1], y[:-1], x[1:], y[1:]
+    inside = (np.minimum(x0, x1) >= 0) & (np.maximum(x0, x1) <= width - 1)
+    inside &= (np.minimum(y0, y1) >= 0) & (np.maximum(y0, y1) <= height - 1)
+    dot_x, dot_y = np.floor(x * 2).astype(np.int64), np.floor(y * 4).astype(np.int64)
+    bresenham = canvas._get_line_coordinates
+    found: list[list[tuple[int, int]]] = []
+    for i, whole in enumerate(inside.tolist()):
+        if whole:  # the clip would hand the segment back as it is
+            found.append(
+                bresenham(int(dot_x[i]), int(dot_y[i]), int(dot_x[i + 1]), int(dot_y[i + 1]))
+            )
+            continue
+        clipped = canvas._clip_line_cohen_sutherland(
+            float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i])
+        )
+        if clipped is not None:
+            a, b, c, d = clipped
+            found.append(
+                bresenham(
+                    math.floor(a * 2), math.floor(b * 4), math.floor(c * 2), math.floor(d * 4)
+                )
+            )
+    flat = np.fromiter(
+        itertools.chain.from_iterable(itertools.chain.from_iterable(found)), dtype=np.int64
+    )
+    return flat[0::2], flat[1::2]
+
+
+BRAILLE_CHARS: tuple[str | None, ...] = tuple(
+    hires_pixels[HiResMode.BRAILLE][tuple((mask >> bit) & 1 for bit in range(8))]
+    for mask in range(256)
+)
+"""The braille character of each dot pattern: bit k is dot k of the cell's 4×2 grid read row
+by row (textual-hires-canvas's own table, so the characters are its)."""
+
+
+def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: str) -> None:
+    """Set the cells the dots fall in to the braille character of their dots, in `style`,
+    as `Canvas.set_hires_pixels` does (a cell takes this line's dots alone), one refresh."""
+    width, height = canvas._canvas_region.width, canvas._canvas_region.height
+    cell_x, cell_y = dot_x // 2, dot_y // 4
+    keep = (cell_x >= 0) & (cell_x < width) & (cell_y >= 0) & (cell_y < height)
+    masks = np.zeros(width * height, dtype=np.int64)
+    bits = np.left_shift(1, (dot_y[keep] % 4) * 2 + dot_x[keep] % 2)
+    np.bitwise_or.at(masks, cell_y[keep] * width + cell_x[keep], bits)
+    buffer, styles = canvas._buffer, canvas._styles
+    cells = np.flatnonzero(masks)
+    for cell, mask in zip(cells.tolist(), masks[cells].tolist(), strict=True):
+        if char := BRAILLE_CHARS[mask]:
+            row, col = divmod(cell, width)
+            buffer[row][col] = char
+            styles[row][col] = style
+    canvas.refresh()
 
 
 def legend_box(corner: LegendLocation, size: Size, width: int, height: int) -> Region:

@@ -7,6 +7,14 @@ from collections.abc import Callable
 
 WINDOW_S = 3.0
 """The second press must come within this many seconds of the first."""
+END_THE_RUN = "end the run"
+END_EVERY_RUN = "end every run"
+"""What quitting does when several runs are shown (`anemon run A.toml B.toml`)."""
+
+
+def quit_what(runs: int) -> str:
+    """What the quit confirmation says quitting does, with `runs` runs on the dashboard."""
+    return END_EVERY_RUN if runs > 1 else END_THE_RUN
 
 
 class Confirm:

@@ -1,7 +1,8 @@
 """What the panels draw, as plain functions over numpy arrays and events (no Textual here).
 
-Charts never get more than ~2 points per column: `decimate` keeps each column's minimum and
-maximum, so a spike survives where an average would hide it.
+Charts never get more than ~4 points per column: `decimate` keeps the minimum and maximum of
+each bin (half a column to a column wide), so a spike survives where an average would hide
+it; `Decimator` keeps that result up to date as points arrive.
 """
 
 from __future__ import annotations
@@ -30,23 +31,135 @@ def column(values: array) -> np.ndarray:
     return np.frombuffer(values, dtype=np.float64) if len(values) else np.empty(0)
 
 
-def decimate(x: np.ndarray, y: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
-    """At most two points per column (its min and max), NaNs dropped; `x` ascending."""
+LOWEST_STEP = -40
+"""The finest bin width is 2**LOWEST_STEP (about a picosecond of x): a series whose points
+all share one x still gets a grid."""
+
+
+def grid_step(low: float, high: float, bins: int) -> int:
+    """The exponent j of the bin width 2**j: the smallest (from LOWEST_STEP) whose grid,
+    anchored at 0, puts [low, high] in at most `bins` bins. It only grows as the range
+    does, which is what lets `Decimator` coarsen its bins instead of starting again."""
+    bins = max(2, bins)  # one bin cannot hold a range that crosses a multiple of any width
+    span = high - low
+    j = LOWEST_STEP if span <= 0 else max(LOWEST_STEP, math.floor(math.log2(span / bins)) - 1)
+    while math.floor(math.ldexp(high, -j)) - math.floor(math.ldexp(low, -j)) + 1 > bins:
+        j += 1
+    return j
+
+
+def _bin_extremes(
+    keys: np.ndarray, *values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key (ascending): the min of values[0] and [2], the max of [1] and [3]."""
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    x_lo, x_hi, y_lo, y_hi = (v[order] for v in values)
+    return (
+        keys[starts],
+        np.minimum.reduceat(x_lo, starts),
+        np.maximum.reduceat(x_hi, starts),
+        np.minimum.reduceat(y_lo, starts),
+        np.maximum.reduceat(y_hi, starts),
+    )
+
+
+def decimate(x: np.ndarray, y: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most two points per bin, NaNs dropped; up to 2 × `bins` points pass as they are.
+
+    The bins are a grid of width 2**j anchored at 0 (`grid_step`: between `bins` / 2 and
+    `bins` of them over the data), so the same points always fall in the same bins however
+    they arrived: `Decimator` gets exactly this result by adding points as they come. Each
+    bin gives (its smallest x, its smallest y) and (its largest x, its largest y): a spike
+    survives where an average would hide it.
+    """
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y = x[keep], y[keep]
-    columns = max(1, columns)
-    if len(x) <= 2 * columns:
+    if len(x) <= 2 * max(2, bins):
         return x.copy(), y.copy()
-    span = x[-1] - x[0]
-    bins = np.minimum(((x - x[0]) / (span or 1.0) * columns).astype(np.int64), columns - 1)
-    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
-    ends = np.r_[starts[1:], len(x)] - 1
-    out_x = np.empty(2 * len(starts))
-    out_y = np.empty(2 * len(starts))
-    out_x[0::2], out_x[1::2] = x[starts], x[ends]
-    out_y[0::2] = np.minimum.reduceat(y, starts)
-    out_y[1::2] = np.maximum.reduceat(y, starts)
+    j = grid_step(float(x.min()), float(x.max()), bins)
+    keys = np.floor(np.ldexp(x, -j))
+    _, *extremes = _bin_extremes(keys, x, x, y, y)  # keys: floats, exact (a power-of-2 scale)
+    return _interleave((extremes[0], extremes[1], extremes[2], extremes[3]))
+
+
+def _interleave(
+    extremes: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    x_lo, x_hi, y_lo, y_hi = extremes
+    out_x = np.empty(2 * len(x_lo))
+    out_y = np.empty(2 * len(x_lo))
+    out_x[0::2], out_x[1::2] = x_lo, x_hi
+    out_y[0::2], out_y[1::2] = y_lo, y_hi
     return out_x, out_y
+
+
+class Decimator:
+    """`decimate` kept up to date as points arrive: each `extend` costs the new points and
+    the bins (at most `bins`), never the points already seen; `points()` equals
+    `decimate(all the points so far, bins)`."""
+
+    def __init__(self, bins: int) -> None:
+        self.bins = bins
+        self.count = 0
+        """Points kept so far (NaNs dropped)."""
+        self._step = LOWEST_STEP
+        self._range: tuple[float, float] | None = None
+        self._raw: list[tuple[np.ndarray, np.ndarray]] | None = []
+        """The points themselves while they are few enough to pass as they are."""
+        empty = np.empty(0)
+        self._keys = np.empty(0)
+        self._extremes: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = (
+            empty, empty, empty, empty,
+        )  # fmt: skip
+
+    def extend(self, x: np.ndarray, y: np.ndarray) -> None:
+        keep = ~(np.isnan(x) | np.isnan(y))
+        x, y = x[keep], y[keep]
+        if not len(x):
+            return
+        self.count += len(x)
+        if self._raw is not None:
+            self._raw.append((x.copy(), y.copy()))
+            if self.count <= 2 * max(2, self.bins):
+                self._track(x)  # the bins are built at once when the raw points overflow
+                return
+            x = np.concatenate([part[0] for part in self._raw])
+            y = np.concatenate([part[1] for part in self._raw])
+            self._raw = None
+        self._track(x)
+        keys = np.floor(np.ldexp(x, -self._step))
+        old = self._extremes
+        self._keys, *extremes = _bin_extremes(
+            np.r_[self._keys, keys], np.r_[old[0], x], np.r_[old[1], x], np.r_[old[2], y],
+            np.r_[old[3], y],
+        )  # fmt: skip
+        self._extremes = (extremes[0], extremes[1], extremes[2], extremes[3])
+
+    def _track(self, x: np.ndarray) -> None:
+        """Widen the range to `x`; if the grid must coarsen, merge the bins into the new one."""
+        low, high = float(x.min()), float(x.max())
+        if self._range is not None:
+            low, high = min(low, self._range[0]), max(high, self._range[1])
+        self._range = (low, high)
+        step = grid_step(low, high, self.bins)
+        if step > self._step and len(self._keys):
+            # floor(floor(v / w) / 2**d) == floor(v / (w * 2**d)): the coarser bin of each bin
+            coarser = np.floor(np.ldexp(self._keys, self._step - step))
+            self._keys, *merged = _bin_extremes(coarser, *self._extremes)
+            self._extremes = (merged[0], merged[1], merged[2], merged[3])
+        self._step = max(step, self._step)
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._raw is not None:
+            if not self._raw:
+                return np.empty(0), np.empty(0)
+            return (
+                np.concatenate([part[0] for part in self._raw]),
+                np.concatenate([part[1] for part in self._raw]),
+            )
+        return _interleave(self._extremes)
 
 
 def steps(x: np.ndarray, y: np.ndarray, end: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -156,3 +269,29 @@ def bar(width: int, position: float, duration: float, marks: dict[float, str]) -
             if cell != done:
                 cells[cell] = char
     return "".join(cells)
+
+
+class Follower:
+    """The decimation of a series that grows at its end (a Session column, a line built from
+    one): each `update` hands the Decimator only the points added since the last. A series
+    that changed otherwise (shorter, or its first or last seen point differs: a seek back, a
+    power line's arm recoloured) is decimated again from the start."""
+
+    def __init__(self, bins: int) -> None:
+        self.decimator = Decimator(bins)
+        self.fed = 0
+        self._ends = b""
+        """The first and the last fed point, as bytes (NaN-safe): what a continuation keeps."""
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if len(x) < self.fed or (self.fed and _ends(x, y, self.fed) != self._ends):
+            self.decimator = Decimator(self.decimator.bins)
+            self.fed = 0
+        self.decimator.extend(x[self.fed :], y[self.fed :])
+        self.fed = len(x)
+        self._ends = _ends(x, y, self.fed) if self.fed else b""
+        return self.decimator.points()
+
+
+def _ends(x: np.ndarray, y: np.ndarray, upto: int) -> bytes:
+    return np.array([x[0], y[0], x[upto - 1], y[upto - 1]], dtype=np.float64).tobytes()

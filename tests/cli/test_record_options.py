@@ -13,18 +13,9 @@ import pytest
 from anemon.cli import main
 from anemon.recording.reader import open_source
 from anemon.recording.writer import SESSION_KIND, Recorder
+from tests.control.helpers import one_arm
 
-SHORT = """\
-tag = "short"
-[protocol]
-seconds = 60
-[cooldown]
-min_s = 0
-until = "none"
-cap_s = 0
-[[arms]]
-name = "minicpm5_1b_ane_pal8"
-"""
+SHORT = one_arm("short")
 EXISTS = "exists; use --append to add to it or --force to replace it\n"
 
 

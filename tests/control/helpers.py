@@ -30,6 +30,23 @@ name = "minicpm5_1b_gpu_int8"
 """
 
 
+def one_arm(tag: str, *, seconds: float = 60, device: str = "", extra: str = "") -> str:
+    """The TOML of a one-arm plan with no cooldown (`device`: a `[device]` section's lines;
+    `extra`: sections appended)."""
+    device_section = f"[device]\n{device}\n" if device else ""
+    return f"""\
+tag = "{tag}"
+{device_section}[protocol]
+seconds = {seconds:g}
+[cooldown]
+min_s = 0
+until = "none"
+cap_s = 0
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+{extra}"""
+
+
 @dataclass
 class Ran:
     result: RunResult

@@ -1,20 +1,27 @@
 """What the device tests share besides fixtures: a tiny stand-in phone for the virtual iPhone,
-and the virtual iPhone run in a thread for tests whose code under test runs its own loop."""
+the virtual iPhone (or a usbmuxd of several) run in a thread for tests whose code under test
+runs its own loop, and DVT's process control standing in for simulated phones."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from anemon.devices.virtual import VirtualIPhone
+import pytest
+
+from anemon.devices.pmd3 import dvt
+from anemon.devices.virtual.server import LoopbackServer
+from anemon.simulator import SimulatedIPhone
 
 BUNDLE = "com.example.bench"
 LOG = "Documents/sustain/bench.log"
 TIMEOUT_S = 15
 T = TypeVar("T")
+S = TypeVar("S", bound=LoopbackServer)
 
 
 @dataclass
@@ -56,15 +63,16 @@ class StandInPhone:
         self.files.setdefault(path, bytearray()).extend(text.encode())
 
 
-class PhoneThread:
-    """The virtual iPhone in a background thread's event loop (main() runs its own loop)."""
+class PhoneThread(Generic[S]):
+    """The virtual iPhone (or a `VirtualUsbmuxd`) in a background thread's event loop (main()
+    runs its own loop)."""
 
-    def __init__(self, phone: VirtualIPhone) -> None:
+    def __init__(self, phone: S) -> None:
         self.phone = phone
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
-    def __enter__(self) -> VirtualIPhone:
+    def __enter__(self) -> S:
         self.thread.start()
         asyncio.run_coroutine_threadsafe(self.phone.start(), self.loop).result(TIMEOUT_S)
         return self.phone
@@ -73,8 +81,68 @@ class PhoneThread:
         """Run `work` in the phone's loop (e.g. start a `NetworkLockdownd` beside it)."""
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(TIMEOUT_S)
 
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` in the phone's loop in the background, until the thread stops."""
+        asyncio.run_coroutine_threadsafe(work, self.loop)
+
+    async def call(self, fn: Callable[[], T]) -> T:
+        """`fn()` in the phone's loop, awaited from another loop: the simulated phones behind
+        the servers are read and driven from that loop only."""
+
+        async def work() -> T:
+            return fn()
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work(), self.loop))
+
     def __exit__(self, *_: object) -> None:
         asyncio.run_coroutine_threadsafe(self.phone.stop(), self.loop).result(TIMEOUT_S)
+        asyncio.run_coroutine_threadsafe(_cancel_the_rest(), self.loop).result(TIMEOUT_S)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(TIMEOUT_S)
         self.loop.close()
+
+
+async def _cancel_the_rest() -> None:
+    """Cancel what `spawn` started (and anything else left), before the loop stops."""
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class SimProcessControl:
+    """DVT's process control (launch, kill) on the simulated phone behind each virtual iPhone,
+    picked by the UDID of the lockdown client it is opened over. The virtual iPhone does not
+    emulate DVT (tests/devices/test_pmd3_launch.py tests that boundary), so `install` puts this
+    in place of `dvt.process_control`; the phones are driven in `thread`'s loop."""
+
+    def __init__(self, thread: PhoneThread[Any], sims: Mapping[str, SimulatedIPhone]) -> None:
+        self.thread = thread
+        self.sims = dict(sims)
+        self.launched: dict[str, list[dict[str, str]]] = {udid: [] for udid in sims}
+        """Each phone's launch environments, in order."""
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(dvt, "process_control", self._open)
+
+    @asynccontextmanager
+    async def _open(self, provider: Any) -> AsyncIterator[_SimControl]:
+        udid = str(provider.udid)
+        yield _SimControl(self, udid)
+
+
+@dataclass(frozen=True)
+class _SimControl:
+    """One opened process control: ProcessControl's `launch` and `kill` on one phone."""
+
+    owner: SimProcessControl
+    udid: str
+
+    async def launch(self, bundle: str, *, environment: dict[str, str], **_: Any) -> int:
+        self.owner.launched[self.udid].append(dict(environment))
+        sim = self.owner.sims[self.udid]
+        return await self.owner.thread.call(lambda: sim.launch(bundle, environment))
+
+    async def kill(self, pid: int) -> None:
+        sim = self.owner.sims[self.udid]
+        await self.owner.thread.call(lambda: sim.terminate(pid))

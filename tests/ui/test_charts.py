@@ -6,14 +6,19 @@ maps to, every braille cell drawn, and the legend that floats over the plot.
 
 from __future__ import annotations
 
+import itertools
 import math
 from math import floor
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.text import Text
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.pilot import Pilot
 from textual_hires_canvas import Canvas
+from textual_hires_canvas.hires import HiResMode
 
 from anemon.events import THERMAL_NAMES, EndEvent, StartEvent, TelemetryEvent, TrialEvent
 from anemon.store import Session
@@ -26,6 +31,8 @@ from anemon.ui.charts import (
     arm_colour,
     arm_spans,
     latest_text,
+    line_dots,
+    paint_braille,
     power_lines,
     power_title,
 )
@@ -436,3 +443,28 @@ def test_the_text_form_is_one_line_when_it_fits_else_one_value_a_line() -> None:
     assert latest_text(entries, 12, 3).plain == "━ a 1.0\n━ bb 22.0\n━ 3"
     assert latest_text(entries, 12, 2).plain == "━ 1.0  ━ 22.0  ━ 3"  # the colours name them
     assert latest_text([], 12, 2).plain == "no data yet"
+
+
+coordinate = st.floats(min_value=-20, max_value=60, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(coordinate, coordinate), min_size=2, max_size=60),
+    st.integers(1, 40),
+    st.integers(1, 12),
+)
+def test_line_drawing_sets_the_cells_textual_hires_canvas_would(
+    points: list[tuple[float, float]], width: int, height: int
+) -> None:
+    """The numpy line drawing (Chart._render_line_plot) puts the same braille characters in
+    the same cells as the library's own `draw_hires_lines`, lines leaving the canvas too."""
+    theirs, ours = Canvas(), Canvas()
+    for canvas in (theirs, ours):
+        canvas.reset(size=Size(width, height))
+    segments = [(*a, *b) for a, b in itertools.pairwise(points)]
+    theirs.draw_hires_lines(segments, hires_mode=HiResMode.BRAILLE, style="red")
+    x, y = (np.array(v, dtype=float) for v in zip(*points, strict=True))
+    paint_braille(ours, *line_dots(ours, x, y), "red")
+    assert ours._buffer == theirs._buffer  # the canvas has no public getter for its cells
+    assert ours._styles == theirs._styles

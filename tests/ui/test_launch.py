@@ -19,6 +19,7 @@ from anemon.feeds.replay import ReplayFeed
 from anemon.ui import DashboardView
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
+from tests.control.helpers import one_arm
 
 from .helpers import StepLog
 from .sample import sustained
@@ -118,17 +119,7 @@ async def test_the_dashboard_drives_a_replay_itself() -> None:
     assert feed.session.counts["trial"] == 62
 
 
-PLAN = """
-tag = "q"
-[protocol]
-seconds = 600
-[cooldown]
-min_s = 0
-until = "none"
-cap_s = 0
-[[arms]]
-name = "minicpm5_1b_ane_pal8"
-"""
+PLAN = one_arm("q", seconds=600)
 
 
 async def test_quitting_a_plan_run_aborts_its_session() -> None:

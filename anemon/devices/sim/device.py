@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from anemon.control.plan import Plan
 
 GB = 1_000_000_000
+SIM_UDID = "SIM-00008130"
+"""The simulated phone's UDID when the plan gives no `device.id` (several simulated phones in
+one `run` each need their own id: it is their UDID)."""
 UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 REPLUGGED = "plugged back in: pulling what was missed"
 
@@ -55,8 +58,10 @@ class SimDevice(Installer, PowerSource, Inspector):
         poll_s: float = 2.0,
         network: bool = False,
         power_s: float = 1.0,
+        udid: str = SIM_UDID,
     ) -> None:
         self.phone = phone
+        self.udid = udid
         self.clock = clock
         self.bundle = bundle
         """What `install()` installs (the simulator has one app)."""
@@ -82,7 +87,7 @@ class SimDevice(Installer, PowerSource, Inspector):
 
     async def connect(self) -> DeviceInfo:
         os_build = self.phone.config.os_build
-        return DeviceInfo("sim", "SIM-00008130", "Simulated iPhone", os_build, "iPhone (sim)")
+        return DeviceInfo("sim", self.udid, "Simulated iPhone", os_build, "iPhone (sim)")
 
     async def install(self, app: Path) -> None:
         self._reachable()
@@ -211,4 +216,5 @@ def from_plan(plan: Plan, clock: Clock) -> SimDevice:
         poll_s=plan.device.poll_s,
         network=network,
         power_s=plan.device.power_s,
+        udid=plan.device.id or SIM_UDID,
     )

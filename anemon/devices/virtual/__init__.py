@@ -2,12 +2,22 @@
 
 For tests and for anyone without a phone: the real pymobiledevice3 client talks to a simulated
 phone, through usbmuxd (`VirtualIPhone`, as over USB) and, with `NetworkLockdownd(phone)`
-beside it, over the network (lockdown over TCP, as a paired phone on Wi-Fi).
-`python -m anemon.devices.virtual` runs one and prints what to export.
+beside it, over the network (lockdown over TCP, as a paired phone on Wi-Fi). Several phones
+with distinct UDIDs share one usbmuxd through `VirtualUsbmuxd(phones)`.
+`python -m anemon.devices.virtual` runs one (or `--count N` / several `--udid`) and prints what
+to export.
 """
 
 from anemon.devices.virtual.afc import AfcStats
 from anemon.devices.virtual.lockdownd import NetworkLockdownd, service_starts
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
+from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
-__all__ = ["DEFAULT_UDID", "AfcStats", "NetworkLockdownd", "VirtualIPhone", "service_starts"]
+__all__ = [
+    "DEFAULT_UDID",
+    "AfcStats",
+    "NetworkLockdownd",
+    "VirtualIPhone",
+    "VirtualUsbmuxd",
+    "service_starts",
+]

@@ -4,7 +4,9 @@ Runs the simulated phone with the bench app launched on one arm, in real time (o
 --speed), and prints the `USBMUXD_SOCKET_ADDRESS` to export so that anemon's pymobiledevice3
 backend (or the pymobiledevice3 command line) talks to it, the address its lockdownd answers
 on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
-(`--console PROCESS`, instead of `--bundle`/`--log`). Ctrl-C stops it.
+(`--console PROCESS`, instead of `--bundle`/`--log`). With `--count N` or several `--udid`,
+N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
+plan's `device.id` picks its phone). Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,19 @@ import argparse
 import asyncio
 import contextlib
 import sys
+from collections.abc import Sequence
 
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
-from anemon.devices.virtual.phone import VirtualIPhone
+from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
+from anemon.devices.virtual.server import LoopbackServer
+from anemon.devices.virtual.ticker import advance
+from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
-TICK_S = 0.25
 DEFAULT_BUNDLE = "com.example.bench"
 DEFAULT_ARM = "minicpm5_1b_ane_pal8"
+MAX_COUNT = 64
+EXIT_USAGE = 2
+"""argparse's exit status for bad options (a count out of range, a UDID given twice)."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -28,31 +36,68 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--arm", default=DEFAULT_ARM, help="AB_MODEL of the launch")
     parser.add_argument("--speed", type=float, default=1.0, help="simulated seconds per second")
     parser.add_argument("--seconds", type=float, default=0, help="stop after this long (0: never)")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"serve N phones (UDIDs ...0001 to ...N; 1 to {MAX_COUNT})",
+    )
+    parser.add_argument("--udid", action="append", default=[], metavar="UDID",
+                        help="serve a phone with this UDID (repeat: several)")  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        args.udids = udids(args.count, args.udid)
+    except ValueError as e:
+        parser.error(str(e))  # one line on stderr, exit 2
+    return args
+
+
+def udids(count: int, given: Sequence[str]) -> list[str]:
+    """The UDIDs to serve: `given`, else `count` numbered from DEFAULT_UDID (one by default).
+    ValueError (what to change) for both at once, a count out of range or a repeated UDID."""
+    if given and count:
+        raise ValueError("give --count or --udid, not both")
+    if given:
+        if len({u.casefold() for u in given}) != len(given):
+            raise ValueError(f"--udid given twice: {', '.join(given)}; each phone needs its own")
+        return list(given)
+    if not 0 <= count <= MAX_COUNT:
+        raise ValueError(f"--count {count}: give 1 to {MAX_COUNT}")
+    stem = DEFAULT_UDID[:-4]
+    return [f"{stem}{number:04d}" for number in range(1, max(count, 1) + 1)]
 
 
 async def serve(args: argparse.Namespace) -> None:
     from anemon.simulator import SimConfig, SimulatedIPhone
 
-    sim = SimulatedIPhone(SimConfig())
-    sim.launch(args.bundle, {"AB_MODEL": args.arm})
-    async with VirtualIPhone(sim, bundles=[args.bundle]) as phone, NetworkLockdownd(phone) as net:
-        print(f"export USBMUXD_SOCKET_ADDRESS={phone.usbmux_address}", flush=True)
-        print(
-            f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {args.bundle} "
-            f"writes Documents/sustain/bench.log; over the network: "
-            f"--connect network --host {net.address}; its console: "
-            f"--console {phone.os_trace.process.name}",
-            file=sys.stderr,
-            flush=True,
-        )
-        loop = asyncio.get_running_loop()
-        start = last = loop.time()
-        while not args.seconds or last - start < args.seconds:
-            await asyncio.sleep(TICK_S)
-            now = loop.time()
-            sim.advance((now - last) * args.speed)
-            last = now
+    sims: list[SimulatedIPhone] = []
+    phones: list[VirtualIPhone] = []
+    for number, udid in enumerate(args.udids, start=1):
+        sim = SimulatedIPhone(SimConfig(seed=number - 1))
+        sim.launch(args.bundle, {"AB_MODEL": args.arm})
+        name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
+        sims.append(sim)
+        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name))
+    usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
+    async with usbmuxd, contextlib.AsyncExitStack() as stack:
+        networks = [await stack.enter_async_context(NetworkLockdownd(p)) for p in phones]
+        print(f"export USBMUXD_SOCKET_ADDRESS={usbmuxd.address}", flush=True)
+        for phone, net in zip(phones, networks, strict=True):
+            print(describe(phone, net, args.bundle), file=sys.stderr, flush=True)
+        if len(phones) > 1:
+            print('# one plan per phone: [device] kind = "pymobiledevice3", id = its UDID',
+                  file=sys.stderr, flush=True)  # fmt: skip
+        await advance(sims, args.speed, args.seconds)
+
+
+def describe(phone: VirtualIPhone, net: NetworkLockdownd, bundle: str) -> str:
+    return (
+        f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {bundle} "
+        f"writes Documents/sustain/bench.log; over the network: "
+        f"--connect network --host {net.address}; its console: "
+        f"--console {phone.os_trace.process.name}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
 (lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay) is reached through usbmuxd
-`Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address`. `detach()` is an
+`Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several
+phones, with distinct UDIDs, behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is an
 unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
 back in.
 
@@ -83,7 +84,7 @@ class VirtualIPhone(LoopbackServer):
         self._ports: dict[int, Handler] = {}
         self._next_port = FIRST_SERVICE_PORT
         self._device_writers: set[asyncio.StreamWriter] = set()
-        self._usbmuxd = Usbmuxd(self)
+        self._usbmuxd = Usbmuxd([self], self.system_buid)
         self._lockdownd = Lockdownd(self)
         # The app "logs" each line of `console_log` (in every bundle) as process `console_process`.
         self.os_trace = OsTraceRelay(self, console_log, console_process, console_poll_s)
@@ -152,10 +153,14 @@ class VirtualIPhone(LoopbackServer):
     def track(self, writer: asyncio.StreamWriter) -> None:
         self._device_writers.add(writer)
 
+    def untrack(self, writer: asyncio.StreamWriter) -> None:
+        """A connection to the device is over (whichever usbmuxd served it)."""
+        self._device_writers.discard(writer)
+
     # -- connections --------------------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await self._usbmuxd.serve(reader, writer)
 
     def _forget(self, writer: asyncio.StreamWriter) -> None:
-        self._device_writers.discard(writer)
+        self.untrack(writer)

@@ -1,17 +1,23 @@
-"""usbmuxd over TCP (plist protocol): lists the virtual iPhone and forwards `Connect`s to it.
+"""usbmuxd over TCP (plist protocol): lists the virtual iPhones and forwards `Connect`s to them.
 
 Answers what the pymobiledevice3 client asks: ReadBUID, ListDevices, Listen, ReadPairRecord,
 Save/DeletePairRecord, Connect. After a successful Connect the socket belongs to the phone
-port it named (lockdownd, or a service started through lockdownd).
+port it named (lockdownd, or a service started through lockdownd) on the phone whose
+`DeviceID` it named. A `VirtualIPhone` serves itself alone; `VirtualUsbmuxd` lists several
+phones (distinct UDIDs) behind one address, as a Mac with two iPhones plugged in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import plistlib
+import uuid
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from anemon.devices.virtual.plist_io import read_usbmux, usbmux_packet
+from anemon.devices.virtual.server import LoopbackServer
 
 if TYPE_CHECKING:
     from anemon.devices.virtual.phone import VirtualIPhone
@@ -20,6 +26,7 @@ RESULT_OK = 0
 RESULT_BADCOMMAND = 1
 RESULT_BADDEV = 2
 RESULT_CONNREFUSED = 3
+log = logging.getLogger(__name__)
 
 
 def _swap16(value: int) -> int:
@@ -28,10 +35,12 @@ def _swap16(value: int) -> int:
 
 
 class Usbmuxd:
-    """One instance per virtual phone; `serve` is the per-connection handler."""
+    """The protocol for `phones` (each with its own `device_id`), answering `ReadBUID` with
+    `buid`; `serve` is the per-connection handler."""
 
-    def __init__(self, phone: VirtualIPhone) -> None:
-        self.phone = phone
+    def __init__(self, phones: Sequence[VirtualIPhone], buid: str) -> None:
+        self.phones = tuple(phones)
+        self.buid = buid
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -45,30 +54,21 @@ class Usbmuxd:
 
     def _answer(self, request: dict[str, Any]) -> list[dict[str, Any]]:
         kind = request.get("MessageType")
-        phone = self.phone
+        attached = [_attached(phone) for phone in self.phones if phone.attached]
         if kind == "ReadBUID":
-            return [{"BUID": phone.system_buid}]
+            return [{"BUID": self.buid}]
         if kind == "ListDevices":
-            return [{"DeviceList": [self._attached()] if phone.attached else []}]
+            return [{"DeviceList": attached}]
         if kind == "Listen":
-            return [_result(RESULT_OK)] + ([self._attached()] if phone.attached else [])
+            return [_result(RESULT_OK), *attached]
         if kind == "ReadPairRecord":
-            if request.get("PairRecordID") != phone.udid:
+            phone = next((p for p in self.phones if p.udid == request.get("PairRecordID")), None)
+            if phone is None:
                 return [_result(RESULT_BADDEV)]
             return [{"PairRecordData": plistlib.dumps(phone.pair_record())}]
         if kind in ("SavePairRecord", "DeletePairRecord"):
             return [_result(RESULT_OK)]
         return [_result(RESULT_BADCOMMAND)]
-
-    def _attached(self) -> dict[str, Any]:
-        phone = self.phone
-        properties = {
-            "SerialNumber": phone.udid,
-            "ConnectionType": "USB",
-            "DeviceID": phone.device_id,
-            "ProductID": 0x12A8,
-        }
-        return {"MessageType": "Attached", "DeviceID": phone.device_id, "Properties": properties}
 
     async def _connect(
         self,
@@ -77,8 +77,9 @@ class Usbmuxd:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
-        phone = self.phone
-        if not phone.attached or request.get("DeviceID") != phone.device_id:
+        device_id = request.get("DeviceID")
+        phone = next((p for p in self.phones if p.attached and p.device_id == device_id), None)
+        if phone is None:
             writer.write(usbmux_packet(tag, _result(RESULT_BADDEV)))
             await writer.drain()
             return
@@ -92,6 +93,50 @@ class Usbmuxd:
         # From here on the socket is the device's: an unplug cuts it.
         phone.track(writer)
         await handler(reader, writer)
+
+
+class VirtualUsbmuxd(LoopbackServer):
+    """One loopback usbmuxd listing several virtual iPhones (distinct UDIDs): point
+    `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` and one process reaches each by its UDID.
+    Each phone keeps its own lockdownd and services; `phone.detach()` unplugs that one only.
+    The phones need not be started themselves (their own single-phone address is not used)."""
+
+    _name = "the virtual usbmuxd"
+    _log = log
+    _log_label = "virtual usbmuxd"
+
+    def __init__(self, phones: Iterable[VirtualIPhone]) -> None:
+        super().__init__()
+        self.phones = tuple(phones)
+        udids = [phone.udid for phone in self.phones]
+        if not udids or len(set(udids)) != len(udids):
+            raise ValueError(f"the virtual usbmuxd needs phones with distinct UDIDs, not {udids}")
+        for number, phone in enumerate(self.phones, start=1):
+            phone.device_id = number  # usbmuxd numbers the devices it lists
+        buid = str(uuid.uuid5(uuid.NAMESPACE_URL, "anemon-virtual-usbmuxd")).upper()
+        self._usbmuxd = Usbmuxd(self.phones, buid)
+
+    @property
+    def usbmux_address(self) -> str:
+        """`127.0.0.1:PORT`, the value for `USBMUXD_SOCKET_ADDRESS`."""
+        return self.address
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._usbmuxd.serve(reader, writer)
+
+    def _forget(self, writer: asyncio.StreamWriter) -> None:
+        for phone in self.phones:
+            phone.untrack(writer)
+
+
+def _attached(phone: VirtualIPhone) -> dict[str, Any]:
+    properties = {
+        "SerialNumber": phone.udid,
+        "ConnectionType": "USB",
+        "DeviceID": phone.device_id,
+        "ProductID": 0x12A8,
+    }
+    return {"MessageType": "Attached", "DeviceID": phone.device_id, "Properties": properties}
 
 
 def _result(number: int) -> dict[str, Any]:

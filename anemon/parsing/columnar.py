@@ -1,0 +1,212 @@
+"""The columnar path for whole files: a block of log lines at a time, TRIAL lines as columns.
+
+Whole-file commands (summary, export, compare) need an arm's trials as columns, not one frozen
+event per line. This module reads a block of lines with one regular expression and converts
+each known key's values a column at a time, with the very converters and ranges the line
+parser uses (anemon/parsing/protocol.py `_SCHEMAS`, anemon/parsing/ranges.py). Only lines it
+can prove plain take this path: `TRIAL` in capitals at the very start, then `key=value` words
+separated by single spaces, the keys in the order of the block's first TRIAL line, each value
+made of letters, digits, `_`, `.`, `+` and `-`, every known value parsing and in its range.
+Every other line, and every run in which one value is refused, is handed back by index to be
+parsed one by one by LineParser: one parser's semantics, and tests/analysis/test_columnar.py
+checks that both paths give the same session.
+
+numpy is imported here, so this module is for the whole-file commands only (the live path
+and `anemon --help` never import it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from anemon.events import TrialEvent
+from anemon.parsing import values as v
+from anemon.parsing.protocol import _SCHEMAS, LineParser, Schema
+from anemon.text import printable
+
+_TRIAL_KEYS = _SCHEMAS[TrialEvent.kind.upper()][1]
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+\-]*", re.ASCII)
+_VALUE = r"([A-Za-z0-9_.+\-]*)"
+"""A plain value: no quote, no whitespace, no `:` (so no `ERROR:`), nothing to escape."""
+_MAX_SKELETONS = 64
+"""Key orders remembered (a hostile log could have a new one on every line)."""
+
+_SMALLEST = 16
+"""A run with a refused value is halved until it is this short, then read line by line."""
+
+Place = Callable[[np.ndarray], np.ndarray]
+"""Session times of a run's TRIAL lines from their `t=` (NaN where none), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRun:
+    """Consecutive plain TRIAL lines of one arm: what their events would hold, as columns.
+
+    `fields` has every TrialEvent field the lines set (float arrays, NaN where a line had no
+    value; `warmup` 0/1; `battery_state` a list of str or None); `t` is session time."""
+
+    arm: str | None
+    t: np.ndarray
+    fields: dict[str, Any]
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+class Skeleton:
+    """The plain form of a TRIAL line with one order of keys, as a pattern for a whole block."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+        words = " ".join(f"{re.escape(key)}={_VALUE}" for key in keys)
+        # One tuple per line of the block: the first group is "T" where the line is plain.
+        self.pattern = re.compile(rf"^(?:(T)RIAL {words}|.*)$", re.MULTILINE)
+
+    @classmethod
+    def of(cls, line: str) -> Skeleton | None:
+        """The skeleton of a plain TRIAL line; None for a line that is not one."""
+        words = line.split(" ")
+        if words[0] != "TRIAL" or len(words) < 2:
+            return None
+        if not all(_WORD.fullmatch(word) for word in words[1:]):
+            return None
+        keys = tuple(word.partition("=")[0] for word in words[1:])
+        return cls(keys) if len(set(keys)) == len(keys) else None
+
+
+class ColumnarReader:
+    """Splits blocks of a raw log's lines into TRIAL runs and lines to parse one by one.
+
+    `parser` is the LineParser of the same log (its arm in progress is read and kept up to
+    date); `place` gives session times (the log's timeline, which it advances)."""
+
+    def __init__(self, parser: LineParser, place: Place) -> None:
+        self._parser = parser
+        self._place = place
+        self._skeletons: dict[tuple[str, ...], Skeleton] = {}
+
+    def block(self, lines: list[str]) -> Iterator[int | TrialRun]:
+        """In order: the index of each line the caller must parse itself (and must, before
+        asking for the next item: runs after it depend on its arm and time), or a TrialRun."""
+        skeleton = self._skeleton(lines)
+        if skeleton is None:
+            yield from range(len(lines))
+            return
+        matches = skeleton.pattern.findall("\n".join(lines))
+        if len(matches) != len(lines):  # cannot happen for lines without "\n"; be safe
+            yield from range(len(lines))
+            return
+        index = 0
+        for plain, group in itertools.groupby(matches, key=lambda m: m[0] == "T"):
+            rows = list(group)
+            if plain:
+                yield from self._run(skeleton, rows, index)
+            else:
+                yield from range(index, index + len(rows))
+            index += len(rows)
+
+    def _skeleton(self, lines: list[str]) -> Skeleton | None:
+        first = next((line for line in lines if line.startswith("TRIAL ")), None)
+        if first is None:
+            return None
+        skeleton = Skeleton.of(first)
+        if skeleton is None:
+            return None
+        known = self._skeletons.get(skeleton.keys)
+        if known is not None:
+            return known
+        if len(self._skeletons) >= _MAX_SKELETONS:
+            self._skeletons.clear()
+        self._skeletons[skeleton.keys] = skeleton
+        return skeleton
+
+    def _run(
+        self, skeleton: Skeleton, rows: list[tuple[str, ...]], start: int
+    ) -> Iterator[int | TrialRun]:
+        columns = dict(zip(skeleton.keys, list(zip(*rows, strict=True))[1:], strict=True))
+        fields = _convert(columns)
+        arms = columns.get("arm")
+        if fields is None or (arms is not None and "" in arms):
+            if len(rows) <= _SMALLEST:  # a value refused: the slow path says why
+                yield from range(start, start + len(rows))
+                return
+            half = len(rows) // 2  # the refused line is in one half: the other stays fast
+            yield from self._run(skeleton, rows[:half], start)
+            yield from self._run(skeleton, rows[half:], start + half)
+            return
+        if arms is None:
+            yield self._timed(self._parser.current_arm, fields, 0, len(rows))
+            return
+        at = 0
+        for arm, group in itertools.groupby(arms):
+            count = sum(1 for _ in group)
+            name = printable(arm)
+            self._parser.current_arm = name
+            yield self._timed(name, fields, at, at + count)
+            at += count
+
+    def _timed(self, arm: str | None, fields: dict[str, Any], lo: int, hi: int) -> TrialRun:
+        part = {name: values[lo:hi] for name, values in fields.items()}
+        app_t = part.get("app_t")
+        t = self._place(app_t if app_t is not None else np.full(hi - lo, np.nan))
+        return TrialRun(arm, t, part)
+
+
+def _convert(columns: dict[str, tuple[str, ...]]) -> dict[str, Any] | None:
+    """Each known key's values as its field's column; None if any value would be refused."""
+    fields: dict[str, Any] = {}
+    for key, texts in columns.items():
+        spec = _TRIAL_KEYS.get(key)
+        if key == "arm" or spec is None:
+            continue  # the arm is read apart; an unknown key is `extra`, kept as text
+        name, convert, bounds = spec
+        values = _column(key, convert, texts, numeric=bounds is not None)
+        if values is None:
+            return None
+        if bounds is not None:
+            numbers = values
+            low, high = bounds.low, bounds.high
+            if not bool(((numbers >= low) & (numbers <= high) | np.isnan(numbers)).all()):
+                return None
+            if key != "battery" and bool(np.isnan(numbers).any()):
+                return None  # NaN did not parse (battery: only "-1", unknown, is missing)
+        fields[name] = values
+    return fields
+
+
+def _column(
+    key: str, convert: Callable[[str], Any], texts: tuple[str, ...], *, numeric: bool
+) -> Any:
+    """The converted values of one key (numbers and flags as a float array, NaN where
+    missing; text as a list), or None if one would be refused."""
+    try:
+        if convert is v.to_float:
+            return np.array(list(map(float, texts)), dtype=float)
+        if convert is v.to_int:
+            try:
+                return np.array(list(map(int, texts)), dtype=float)
+            except ValueError:
+                read = list(map(v.to_int, texts))  # "256.0" is a count too
+                return None if None in read else np.array(read, dtype=float)
+    except (ValueError, OverflowError):
+        return None
+    # The other converters see few distinct texts (thermal names, flags, battery levels).
+    seen = {text: convert(text) for text in set(texts)}
+    for text, value in seen.items():
+        if value is None and not (key == "battery" and v.is_unknown_battery(text)):
+            return None
+    values = list(map(seen.__getitem__, texts))
+    if convert is v.to_bool:
+        return np.array(values, dtype=float)
+    if not numeric:
+        return values
+    return np.array([np.nan if x is None else x for x in values], dtype=float)
+
+
+__all__ = ["ColumnarReader", "Schema", "TrialRun"]
