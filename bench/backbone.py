@@ -203,8 +203,9 @@ def main() -> None:
             f"replay at max: {args.events:,} events loaded in {load_s:.1f} s "
             f"(target 4 s: {verdict(load_s, 4)}), played at {rate:,.0f} events/s"
         )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())  # other work skews every figure
     print(
-        f"(python {sys.version.split()[0]}, {os.cpu_count()} cores; "
+        f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load}; "
         f"self peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)"
     )
 

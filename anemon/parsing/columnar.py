@@ -17,6 +17,7 @@ and `anemon --help` never import it).
 
 from __future__ import annotations
 
+import gc
 import itertools
 import re
 from collections.abc import Callable, Iterator
@@ -98,18 +99,18 @@ class ColumnarReader:
         if skeleton is None:
             yield from range(len(lines))
             return
-        matches = skeleton.pattern.findall("\n".join(lines))
-        if len(matches) != len(lines):  # cannot happen for lines without "\n"; be safe
+        split = _columns(skeleton, lines)
+        if split is None:  # cannot happen for lines without "\n"; be safe
             yield from range(len(lines))
             return
-        index = 0
-        for plain, group in itertools.groupby(matches, key=lambda m: m[0] == "T"):
-            rows = list(group)
-            if plain:
-                yield from self._run(skeleton, rows, index)
-            else:
-                yield from range(index, index + len(rows))
-            index += len(rows)
+        flags, columns = split
+        index, end = 0, len(lines)
+        while index < end:
+            stop = _find(flags, "", index)  # the plain run: to the next line that is not
+            if stop > index:
+                yield from self._run({k: c[index:stop] for k, c in columns.items()}, index)
+            index = _find(flags, "T", stop)
+            yield from range(stop, index)
 
     def _skeleton(self, lines: list[str]) -> Skeleton | None:
         first = next((line for line in lines if line.startswith("TRIAL ")), None)
@@ -126,36 +127,70 @@ class ColumnarReader:
         self._skeletons[skeleton.keys] = skeleton
         return skeleton
 
-    def _run(
-        self, skeleton: Skeleton, rows: list[tuple[str, ...]], start: int
-    ) -> Iterator[int | TrialRun]:
-        columns = dict(zip(skeleton.keys, list(zip(*rows, strict=True))[1:], strict=True))
+    def _run(self, columns: dict[str, tuple[str, ...]], start: int) -> Iterator[int | TrialRun]:
+        """The run of plain lines from `start` whose values are `columns` (one per key)."""
+        count = len(next(iter(columns.values())))
         fields = _convert(columns)
         arms = columns.get("arm")
         if fields is None or (arms is not None and "" in arms):
-            if len(rows) <= _SMALLEST:  # a value refused: the slow path says why
-                yield from range(start, start + len(rows))
+            if count <= _SMALLEST:  # a value refused: the slow path says why
+                yield from range(start, start + count)
                 return
-            half = len(rows) // 2  # the refused line is in one half: the other stays fast
-            yield from self._run(skeleton, rows[:half], start)
-            yield from self._run(skeleton, rows[half:], start + half)
+            half = count // 2  # the refused line is in one half: the other stays fast
+            yield from self._run({k: c[:half] for k, c in columns.items()}, start)
+            yield from self._run({k: c[half:] for k, c in columns.items()}, start + half)
             return
         if arms is None:
-            yield self._timed(self._parser.current_arm, fields, 0, len(rows))
+            yield self._timed(self._parser.current_arm, fields, 0, count)
             return
+        if arms.count(arms[0]) == count:  # one arm (the common case), not counted line by line
+            groups: Iterator[tuple[str, int]] = iter(((arms[0], count),))
+        else:
+            groups = ((arm, len(list(group))) for arm, group in itertools.groupby(arms))
         at = 0
-        for arm, group in itertools.groupby(arms):
-            count = sum(1 for _ in group)
+        for arm, size in groups:
             name = printable(arm)
             self._parser.current_arm = name
-            yield self._timed(name, fields, at, at + count)
-            at += count
+            yield self._timed(name, fields, at, at + size)
+            at += size
 
     def _timed(self, arm: str | None, fields: dict[str, Any], lo: int, hi: int) -> TrialRun:
         part = {name: values[lo:hi] for name, values in fields.items()}
         app_t = part.get("app_t")
         t = self._place(app_t if app_t is not None else np.full(hi - lo, np.nan))
         return TrialRun(arm, t, part)
+
+
+def _columns(
+    skeleton: Skeleton, lines: list[str]
+) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]] | None:
+    """The block's "T" flags (where a line is plain) and its values, a tuple per key; None
+    if the lines do not split one match each.
+
+    The garbage collector is paused meanwhile: the match's tuple per line (no cycles, freed
+    here) would set off collections that scan the whole heap again and again (a fifth of a
+    1M-trial summary's time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        matches = skeleton.pattern.findall("\n".join(lines))
+        if len(matches) != len(lines):
+            return None
+        # one tuple per key (the first: the flags), transposed once in C
+        flags, *values = zip(*matches, strict=True)
+        del matches
+    finally:
+        if enabled:
+            gc.enable()
+    return flags, dict(zip(skeleton.keys, values, strict=True))
+
+
+def _find(flags: tuple[str, ...], flag: str, start: int) -> int:
+    """The index of the first `flag` from `start` on; the length if there is none."""
+    try:
+        return flags.index(flag, start)
+    except ValueError:
+        return len(flags)
 
 
 def _convert(columns: dict[str, tuple[str, ...]]) -> dict[str, Any] | None:
@@ -187,13 +222,14 @@ def _column(
     missing; text as a list), or None if one would be refused."""
     try:
         if convert is v.to_float:
-            return np.array(list(map(float, texts)), dtype=float)
+            return np.fromiter(map(float, texts), dtype=float, count=len(texts))
         if convert is v.to_int:
-            try:
-                return np.array(list(map(int, texts)), dtype=float)
-            except ValueError:
-                read = list(map(v.to_int, texts))  # "256.0" is a count too
-                return None if None in read else np.array(read, dtype=float)
+            # v.to_int as floats, faster: float() reads what int() reads, rounded the same
+            # way, and a text only float() reads is a count when whole ("256.0")
+            numbers = np.fromiter(map(float, texts), dtype=float, count=len(texts))
+            if not bool((np.isfinite(numbers) & (numbers == np.floor(numbers))).all()):
+                return None
+            return numbers + 0.0  # -0 is 0, as int("-0") reads it
     except (ValueError, OverflowError):
         return None
     # The other converters see few distinct texts (thermal names, flags, battery levels).
@@ -201,12 +237,10 @@ def _column(
     for text, value in seen.items():
         if value is None and not (key == "battery" and v.is_unknown_battery(text)):
             return None
-    values = list(map(seen.__getitem__, texts))
-    if convert is v.to_bool:
-        return np.array(values, dtype=float)
-    if not numeric:
-        return values
-    return np.array([np.nan if x is None else x for x in values], dtype=float)
+    if not numeric and convert is not v.to_bool:
+        return list(map(seen.__getitem__, texts))
+    as_float = {text: np.nan if value is None else float(value) for text, value in seen.items()}
+    return np.fromiter(map(as_float.__getitem__, texts), dtype=float, count=len(texts))
 
 
 __all__ = ["ColumnarReader", "Schema", "TrialRun"]

@@ -8,8 +8,10 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
+
 from anemon.events import EVENT_TYPES, THERMAL_NAMES, Event, UnknownEvent, thermal_name
-from anemon.parsing.ranges import describe, in_range
+from anemon.parsing.ranges import FINITE, RANGES, describe, in_range
 from anemon.text import printable
 
 _THERMAL_FIELDS = frozenset({"thermal"})
@@ -76,11 +78,53 @@ def _parse_int(text: str) -> int | float:
     return int(text) if len(text) <= _INT_DIGITS else float(text)
 
 
+_EXACT = 2.0**63
+"""orjson reads an integer past 64 bits as a float (json: an int); a float this large or
+larger may be one, so its line is read by json."""
+
+
 def decode(text: str) -> Any:
     """One recording line's JSON; a number of any size is read (and judged later by its range).
 
+    orjson reads the common line, a flat object (several times faster than json); a line it
+    refuses (NaN, Infinity, a lone surrogate, ...), one with a float of 2**63 or more (maybe
+    a long integer) and one with a nested list or object are read by json, so what is
+    accepted and what it gives are json's, exactly.
     Raises ValueError for text that is not JSON, as json.loads does."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass  # json decides: it accepts NaN and big numbers, and says why it refuses
+    else:
+        if _flat(value):
+            return value
     return json.loads(text, parse_int=_parse_int)
+
+
+def _flat(value: Any) -> bool:
+    """`value` as orjson read it is as json reads it: an object or scalar without a nested
+    list or object (not looked into) and without a float that may have been an integer."""
+    for item in value.values() if type(value) is dict else (value,):
+        kind = type(item)
+        if kind is float:
+            if not -_EXACT < item < _EXACT:
+                return False
+        elif kind is dict or kind is list:
+            return False
+    return True
+
+
+def read_fast(text: str, source: str = "") -> Event | None:
+    """`from_record(decode(text), source)` for a line of a common shape with a `t` and every
+    value valid (most of a recording), several times faster; None for any other line (then
+    decode and from_record read it, and tell what is wrong)."""
+    try:
+        record = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if type(record) is not dict or record.get("t") is None:
+        return None  # no `t`: the reader places it
+    return _fast(record, source)
 
 
 def from_record(
@@ -91,6 +135,160 @@ def from_record(
     A field with the wrong JSON type (a damaged recording) is left out, counted in the
     event's `warnings` where it has them, and told to `damaged` (what was wrong, one call each).
     """
+    if type(record) is dict:
+        event = _fast(record, source)
+        if event is not None:
+            return event
+    return _from_record(record, source, damaged)
+
+
+Setter = Callable[[Event, Any], None]
+_Check = tuple[str, Setter, frozenset[type], bool, float, float, bool]
+"""A field of a fast plan: its key, what sets it on a new event, the JSON types it takes,
+whether it may be null, its range, and whether it is a thermal state."""
+_Plan = tuple[type[Event], tuple[tuple[Setter, Any], ...], tuple[Setter, ...], tuple[_Check, ...]]
+"""An event class, its absent fields' setters and defaults, the setters of t, wall, arm and
+source, and the checks of the fields present."""
+_PLANS: dict[tuple[Any, ...], _Plan | None] = {}
+_MAX_PLANS = 256
+"""Shapes remembered (a hostile recording could have a new one on every line)."""
+_CLOCKS = ("kind", "t", "wall", "arm")
+_SLOW_KEYS = frozenset({"tag", "extra", "arms", "checks", "source"})
+"""Fields whose values are rewritten (`_normal`) or dropped: always the general path."""
+_ARMS: dict[str, str] = {}
+"""Arm names as events hold them (escaped), for the few arms of a recording."""
+_new = object.__new__
+
+
+def _fast(record: dict[str, Any], source: str) -> Event | None:
+    """The event of a record of a common shape whose every value is valid, else None (then
+    the general path reads it, tells what was wrong, and gives the very same event).
+
+    The event is made without its dataclass __init__ (a frozen class sets each of its ~20
+    fields through object.__setattr__): every field is set through its slot, the absent ones
+    to their defaults, so the event is equal to the one __init__ makes (a test checks it)."""
+    kind = record.get("kind")
+    if type(kind) is not str:
+        return None
+    shape = (kind, *record)
+    try:
+        plan = _PLANS[shape]
+    except KeyError:
+        plan = _plan(shape)
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[shape] = plan
+    if plan is None:
+        return None
+    cls, defaults, (set_t, set_wall, set_arm, set_source), checks = plan
+    t = record.get("t", 0.0)  # missing: 0, as _clock reads it
+    if (type(t) is float or type(t) is int) and _T_LOW <= t <= _T_HIGH:
+        t = float(t)
+    elif t is not None:
+        return None
+    else:
+        t = 0.0
+    wall = record.get("wall", 0.0)
+    if (type(wall) is float or type(wall) is int) and _WALL_LOW <= wall <= _WALL_HIGH:
+        wall = float(wall)
+    elif wall is not None:
+        return None
+    else:
+        wall = 0.0
+    arm = record.get("arm")
+    if type(arm) is str:
+        arm = _ARMS.get(arm) or _arm(arm)
+    elif arm is not None:
+        return None
+    event = _new(cls)
+    for key, setter, accepted, optional, low, high, thermal in checks:
+        value = record[key]
+        if thermal:
+            value = _THERMAL_INDEX.get(value) if type(value) is str else _thermal(value)
+            if value is None:
+                value = _thermal(record[key])  # "Fair": a name in other case
+                if value is None and record[key] is not None:
+                    return None
+        elif value is None:
+            if not optional:
+                return None
+        elif type(value) not in accepted or (
+            (type(value) is float or type(value) is int) and not low <= value <= high
+        ):
+            return None
+        setter(event, value)
+    for setter, value in defaults:
+        setter(event, value)
+    set_t(event, t)
+    set_wall(event, wall)
+    set_arm(event, arm)
+    set_source(event, source)
+    return event
+
+
+def _plan(shape: tuple[Any, ...]) -> _Plan | None:
+    """How to read records of a shape (kind, keys in order) quickly; None: not this way."""
+    kind, keys = shape[0], shape[1:]
+    cls = EVENT_TYPES.get(kind)
+    if cls is None or hasattr(cls, "__post_init__"):
+        return None
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    types = _field_types(cls)
+    checks: list[_Check] = []
+    for key in keys:
+        if key in _CLOCKS:
+            continue
+        if key not in fields or key in _SLOW_KEYS:
+            return None  # unknown fields go to `extra`: the general path
+        accepted, optional = types[key]
+        bounds = RANGES.get(key, FINITE)
+        # No list or object, no number of 2**63 or more: orjson reads these as json does
+        checks.append((key, _setter(cls, key), accepted - _NESTED, optional,
+                       max(bounds.low, -_FAST_LIMIT), min(bounds.high, _FAST_LIMIT),
+                       key in _THERMAL_FIELDS))  # fmt: skip
+    defaults: list[tuple[Setter, Any]] = []
+    for name, f in fields.items():
+        if name in keys or name in _CLOCKS or name == "source":
+            continue
+        if f.default is not dataclasses.MISSING:
+            defaults.append((_setter(cls, name), f.default))
+        elif f.default_factory is not dataclasses.MISSING and (
+            (value := f.default_factory()) is f.default_factory()  # a shared, immutable one
+        ):
+            defaults.append((_setter(cls, name), value))
+        else:  # a required field missing, or a fresh default each time: the general path
+            return None
+    clocks = tuple(_setter(cls, name) for name in ("t", "wall", "arm", "source"))
+    return cls, tuple(defaults), clocks, tuple(checks)
+
+
+_NESTED = frozenset({list, dict})
+_FAST_LIMIT = 9.2e18
+"""Below 2**63: a number the fast path takes is one orjson and json read alike."""
+
+
+def _setter(cls: type[Event], name: str) -> Setter:
+    """What sets field `name` of a new `cls` event: its slot's descriptor."""
+    setter: Setter = getattr(cls, name).__set__
+    return setter
+
+
+_T_LOW, _T_HIGH = RANGES["t"].low, RANGES["t"].high
+_WALL_LOW, _WALL_HIGH = RANGES["wall"].low, RANGES["wall"].high
+
+
+def _arm(name: str) -> str:
+    shown = printable(name)
+    if len(_ARMS) >= _MAX_PLANS:
+        _ARMS.clear()
+    _ARMS[name] = shown
+    return shown
+
+
+def _from_record(
+    record: Mapping[str, Any], source: str, damaged: Callable[[str], None] | None
+) -> Event:
+    """from_record for any record: each field checked, and any damage told."""
     kind = record.get("kind")
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     t = _clock(record, "t", kind, damaged)

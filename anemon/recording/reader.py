@@ -6,12 +6,15 @@ file. A gzip stream that is cut short or damaged gives what could be read and on
 
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 import math
 import os
 import stat
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from anemon.errors import SourceError
 from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
-from anemon.recording.codec import decode, from_record, shown_with_kind
+from anemon.recording.codec import decode, from_record, read_fast, shown_with_kind
 from anemon.recording.writer import FORMAT, VERSION
 from anemon.sources.lines import BOM, LineAssembler
 from anemon.text import printable
@@ -37,6 +40,8 @@ _HEAD = 1 << 16
 _CHUNK = 1 << 16
 _BLOCK = 8192
 """Lines a raw log's columnar path reads at a time (`SourceReader.runs`)."""
+_BATCH_EVENTS = 65536
+"""A recording's events read at a time, the garbage collector paused (`_recorded`)."""
 _INFLATE_MAX = 1 << 20
 """Decompressed bytes made at a time from one compressed chunk."""
 _BINARY_PROBE = 8192
@@ -156,32 +161,68 @@ class SourceReader:
         stream, self.stream = self.stream, None
         if stream is None:
             stream = _Stream.open(self.path)
-        yield from self._logged_runs(self._lines(stream))
+        yield from self._logged_runs(self._line_blocks(stream))
 
     def _lines(self, stream: _Stream) -> Iterator[tuple[int, str, bool]]:
         """Numbered decoded lines and whether each had its ending (a torn last line has not).
 
         Lines end at LF, CRLF or a lone CR; a leading byte-order mark is dropped; NUL bytes
         are kept. Where a damaged gzip stream stops, one warning says so."""
+        for number, texts, complete in self._line_blocks(stream):
+            for index, text in enumerate(texts):
+                yield number + index, text, complete
+
+    def _line_blocks(self, stream: _Stream) -> Iterator[tuple[int, list[str], bool]]:
+        """`_lines` a list at a time: the number of the first, the lines, and whether they had
+        their ending. A line cut short starts a list, its warning given just before it."""
         lines = LineAssembler(MAX_LINE)
-        number = 0
+        number = 1  # of the next line
         for chunk in stream:
-            for text, cut in lines.feed_counted(chunk):
-                number += 1
-                if cut:
-                    self._warn(number, f"line longer than {MAX_LINE} bytes: the last {cut} cut off")
-                yield number, text, True
+            texts, cuts = lines.feed_lines(chunk)
+            start = 0
+            for index, cut in cuts.items():
+                if index > start:
+                    yield number + start, texts[start:index], True
+                self._warn(
+                    number + index, f"line longer than {MAX_LINE} bytes: the last {cut} cut off"
+                )
+                start = index
+            if start < len(texts):
+                yield number + start, texts[start:] if start else texts, True
+            number += len(texts)
         if (last := lines.finish()) is not None:
+            yield number, [last[0]], False
             number += 1
-            yield number, last[0], False
         if stream.damage is not None:
-            self._warn(number + 1, f"{stream.damage}: the rest of the file is unreadable")
+            self._warn(number, f"{stream.damage}: the rest of the file is unreadable")
 
     def _recorded(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
+        """The recording's events, read a batch at a time with the garbage collector paused:
+        each line's dict and event would otherwise set off collections that scan every event
+        read so far again and again (a fifth of a 1M-event load)."""
+        events = self._recorded_lines(numbered)
+        while True:
+            with _paused_gc():
+                batch = list(itertools.islice(events, _BATCH_EVENTS))
+            if not batch:
+                return
+            yield from batch
+
+    def _recorded_lines(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
         source = self.path.name
         damaged = self._damaged
         latest = 0.0  # the latest `t` so far: an event without one is placed there
         for number, text, complete in numbered:
+            event = read_fast(text, source)  # the common line; None: read and checked below
+            if event is not None:
+                if event.t < latest:
+                    self.unsorted += 1
+                    self._warn(number, f"t={event.t:g} is before an earlier event's "
+                                       f"t={latest:g}: replayed in time order")  # fmt: skip
+                else:
+                    latest = event.t
+                yield event
+                continue
             if not text.strip():
                 continue
             try:
@@ -230,7 +271,9 @@ class SourceReader:
                 seen = parser.warnings
             yield event
 
-    def _logged_runs(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event | TrialRun]:
+    def _logged_runs(
+        self, blocks: Iterator[tuple[int, list[str], bool]]
+    ) -> Iterator[Event | TrialRun]:
         from anemon.parsing.columnar import ColumnarReader  # numpy: whole-file commands only
 
         timeline = LogTimeline()
@@ -239,11 +282,13 @@ class SourceReader:
         first = 1
         block: list[str] = []
         listed = len(self.listed)
-        for number, text, _complete in numbered:
+        for number, texts, _complete in blocks:
+            # a warning given while reading (a line cut short: it starts `texts`) goes after
+            # those of the lines before it, as the per-line path lists them
             if len(self.listed) != listed or len(block) >= _BLOCK:
                 yield from self._flush(columnar, timeline, block, first, listed)
                 first, block = number, []
-            block.append(text)
+            block += texts
             listed = len(self.listed)
         yield from self._flush(columnar, timeline, block, first, listed)
 
@@ -276,6 +321,18 @@ class SourceReader:
             if parser.warnings != seen:
                 self._warn(first + item, parser.last_rejected, parser.warnings - seen)
             yield event
+
+
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """No garbage collection within (many new objects, no cycles among them)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class LogTimeline:

@@ -49,41 +49,70 @@ class LineAssembler:
 
     def feed(self, data: bytes) -> list[str]:
         """Add `data`; return the lines it completed, in order, without their terminators."""
-        return [text for text, _cut in self.feed_counted(data)]
+        return self.feed_lines(data)[0]
 
     def feed_counted(self, data: bytes) -> list[tuple[str, int]]:
         """As `feed`, each line with the number of bytes cut off it (0: kept whole)."""
+        lines, cuts = self.feed_lines(data)
+        return [(text, cuts.get(index, 0)) for index, text in enumerate(lines)]
+
+    def feed_lines(self, data: bytes) -> tuple[list[str], dict[int, int]]:
+        """As `feed`, and the lines cut short: their index in the list -> the bytes cut off
+        (a whole file's lines come as one list, with no work per line in Python)."""
+        lines: list[str] = []
+        cuts: dict[int, int] = {}
         if not data:
-            return []
+            return lines, cuts
         if self._after_cr:
             self._after_cr = False
             if data[:1] == b"\n":
                 data = data[1:]  # the `\n` of a `\r\n` split across chunks
+        if b"\r" not in data and len(data) <= self._max:
+            self._plain(data, lines, cuts)
+            return lines, cuts
         parts = _ENDING.split(data) if b"\r" in data else data.split(b"\n")
         if len(parts) > 1 and data.endswith(b"\r"):
             self._after_cr = True
-        lines: list[tuple[str, int]] = []
         if len(parts) > 1:
             self._hold(parts[0])
-            lines.append(self._take_line())
-            lines += self._whole(parts[1:-1])
+            self._take_into(lines, cuts)
+            self._whole(parts[1:-1], lines, cuts)
         self._hold(parts[-1])
-        return lines
+        return lines, cuts
 
-    def _whole(self, parts: list[bytes]) -> list[tuple[str, int]]:
+    def _plain(self, data: bytes, lines: list[str], cuts: dict[int, int]) -> None:
+        """`feed_lines` of data with only `\n` endings and no line in it too long: the lines
+        between its first and last `\n` decoded and split as one block, not split as bytes."""
+        first = data.find(b"\n")
+        if first < 0:
+            self._hold(data)
+            return
+        self._hold(data[:first])
+        self._take_into(lines, cuts)
+        last = data.rfind(b"\n")
+        if last > first:  # `\n` is never inside a UTF-8 sequence: one decode replaces alike
+            lines += data[first + 1 : last].decode("utf-8", "replace").split("\n")
+        self._hold(data[last + 1 :])
+
+    def _whole(self, parts: list[bytes], lines: list[str], cuts: dict[int, int]) -> None:
         """Complete lines with nothing held before them: decoded as one block (a whole file is
         read at C speed, not line by line) unless one is too long and must be cut."""
         if not parts:
-            return []
+            return
         if max(map(len, parts)) > self._max:
-            lines = []
             for part in parts:
                 self._hold(part)
-                lines.append(self._take_line())
-            return lines
+                self._take_into(lines, cuts)
+            return
         # `\n` is never inside a UTF-8 sequence, so decoding the joined block replaces exactly
         # what decoding each line would
-        return [(text, 0) for text in b"\n".join(parts).decode("utf-8", "replace").split("\n")]
+        lines += b"\n".join(parts).decode("utf-8", "replace").split("\n")
+
+    def _take_into(self, lines: list[str], cuts: dict[int, int]) -> None:
+        text, cut = self._take_line()
+        if cut:
+            cuts[len(lines)] = cut
+        lines.append(text)
 
     def finish(self) -> tuple[str, int] | None:
         """The incomplete last line (its ending never came: end of file), or None if none;

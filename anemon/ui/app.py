@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -53,9 +54,16 @@ def is_shown(widget: Widget) -> bool:
 TABLE_EVERY_S = 1.0
 """At most one arms-table update a second (the per-arm summary is the costliest panel)."""
 SETTLE_ROUNDS = 10
-"""Rounds after a change in which every chart and the table get their turn."""
+"""At most this many rounds after a change for the work a round left (charts past the
+round's budget, the table waiting for its second); none when nothing was left."""
 ROUND_BUDGET_S = 0.03
 """Charts drawn in one round stop once it has taken this long (the rest go next round)."""
+IDLE_AFTER_S = 2.0
+"""Nothing changed for this long: the redraw timer slows to IDLE_REDRAW_S (a live session
+between two trials wakes the process a few times a second for nothing otherwise)."""
+IDLE_REDRAW_S = 0.5
+"""The redraw timer's period while idle: the first change after a quiet spell shows within
+this; any change, or a key that redraws, brings the normal period back."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,12 @@ class Dashboard(App[None]):
         self._next_chart = 0
         self._table_at = float("-inf")
         self._settling = 0
+        self._left = False
+        """The last round left work for the next: charts past its budget, or the table."""
+        self._redraw_timer: Timer | None = None
+        self.redraw_period_s = redraw_s
+        """The redraw timer's period now: `redraw_s`, or IDLE_REDRAW_S while nothing changes."""
+        self._quiet_since = time.monotonic()
         self.confirm = Confirm()
         self.mounted = False
         self._leave_when_mounted = False
@@ -150,7 +164,7 @@ class Dashboard(App[None]):
         self.bind_panels()
         if self.feed.replay is not None:
             self.set_interval(self.tick_s, self.tick)
-        self.set_interval(self.redraw_s, self.redraw)
+        self._pace(self.redraw_s)
         self.fit_terminal()
         self.call_after_refresh(self.redraw, True)
         self.mounted = True
@@ -206,22 +220,37 @@ class Dashboard(App[None]):
             self.notify(toast.message, severity=toast.severity, timeout=10, markup=False)
             if toast.bell:
                 self.bell()
-        if not (force or self._changed(session)):
+        changed = self._changed(session)  # asked even when forced: what is drawn is seen
+        if not (force or changed):
+            if time.monotonic() - self._quiet_since >= IDLE_AFTER_S:
+                self._pace(max(self.redraw_s, IDLE_REDRAW_S))
             return  # a live session between two trials costs (almost) nothing
+        self._quiet_since = time.monotonic()
+        self._pace(self.redraw_s)
         self.rounds += 1
         with self.batch_update():
             self.status.show(session)
             self.timeline.show()
             self.log_panel.show(session)
-            if force or time.monotonic() - self._table_at >= TABLE_EVERY_S:
+            table_due = force or time.monotonic() - self._table_at >= TABLE_EVERY_S
+            if table_due:
                 self._table_at = time.monotonic()
                 for table in self.tables:
-                    if is_shown(table):
-                        table.show(session)
+                    if is_shown(table):  # a big arm's summary in a thread: the keys answer
+                        table.show(session, off_loop=True)
             for strip in self.strips:
                 if is_shown(strip):
                     strip.draw(session)
-            self._draw_charts(session, force)
+            self._left = self._draw_charts(session, force) or not table_due
+
+    def _pace(self, period_s: float) -> None:
+        """Run the redraw timer every `period_s` (restarted only when the period changes)."""
+        if self._redraw_timer is not None:
+            if self.redraw_period_s == period_s:
+                return
+            self._redraw_timer.stop()
+        self.redraw_period_s = period_s
+        self._redraw_timer = self.set_interval(period_s, self.redraw)
 
     def _check_run_over(self) -> None:
         """Once a plan run's feed has finished: say where the recording is, and take the
@@ -236,28 +265,33 @@ class Dashboard(App[None]):
         self.notify(done, timeout=10)
         self.refresh_bindings()
 
-    def _draw_charts(self, session: Session, force: bool) -> None:
+    def _draw_charts(self, session: Session, force: bool) -> bool:
         """Charts whose data changed, starting where the last round stopped, until the round's
         budget is spent: a slow live session redraws them all at once (one screen update),
-        a fast replay spreads them over rounds (the keys keep answering)."""
+        a fast replay spreads them over rounds (the keys keep answering). True: some were
+        left for the next round."""
         shown = [c for c in self.charts if is_shown(c)]
         start = time.perf_counter()
         for k in range(len(shown)):
             chart = shown[(self._next_chart + k) % len(shown)]
             if chart.draw(session) and not force and time.perf_counter() - start > ROUND_BUDGET_S:
                 self._next_chart = (self._next_chart + k + 1) % len(shown)
-                return
+                return k + 1 < len(shown)
+        return False
 
     def _changed(self, session: Session) -> bool:
-        """New data or a moving replay; or panels still taking their turn at the last change."""
+        """New data or a moving replay; or work the last round left (for a few rounds at
+        most). A live session between two trials, or one whose panels are all up to date,
+        costs a comparison per tick."""
         replay = self.feed.replay
         seen = (id(session), session.version, replay and (replay.position, replay.speed,
                                                           replay.paused))  # fmt: skip
         if seen != self._seen:
             self._seen = seen
             self._settling = SETTLE_ROUNDS
+            return True
         self._settling -= 1
-        return self._settling >= 0
+        return self._left and self._settling >= 0
 
     # ---- actions -------------------------------------------------------------------------
 

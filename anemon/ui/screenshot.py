@@ -11,6 +11,7 @@ from pathlib import Path
 
 from anemon.feeds.replay import ReplayFeed
 from anemon.ui.app import Dashboard
+from anemon.ui.charts import Chart
 from anemon.ui.layouts import resolve
 
 
@@ -20,6 +21,9 @@ async def save(source: Path, out: Path, layout: str, size: tuple[int, int]) -> P
     feed.replay.seek(feed.replay.duration)
     app = Dashboard(feed, resolve(layout))
     async with app.run_test(size=size) as pilot:
+        for chart in app.query(Chart):  # the canvases sized before the plots are drawn
+            chart.refresh(layout=True)
+        await pilot.pause()
         app.redraw(force=True)
         await pilot.pause()
         return Path(app.save_screenshot(out.name, str(out.parent)))

@@ -135,3 +135,17 @@ def test_a_line_cut_short_is_listed_in_line_order(tmp_path: Path):
 def test_sample_sources_give_the_same_results(path: Path):
     by_line, by_column = _both(path)
     assert by_column == by_line
+
+
+def test_lines_cut_short_in_a_row_and_across_blocks_are_listed_in_line_order(tmp_path: Path):
+    lines = _plain_log(random.Random(6), 12_000)
+    long = "9" * (MAX_LINE + 10)
+    for index in (100, 101, 5000, 9000, 11_999):
+        lines[index] = f"TRIAL arm=a trial=x gen={long}"
+    lines[102] = "TRIAL arm=a trial=1 gen=oops"
+    path = _write(tmp_path, lines, 6)
+    by_line, by_column = _both(path)
+    assert by_column == by_line
+    numbers = [warning.line for warning in by_column[-1]]
+    assert {101, 102, 103, 5001, 9001, 12_000} <= set(numbers)
+    assert numbers == sorted(numbers)

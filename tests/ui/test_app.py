@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from anemon.events import PhaseEvent, StartEvent, TextEvent, TrialEvent
+from anemon.events import AlertEvent, PhaseEvent, StartEvent, TextEvent, TrialEvent
 from anemon.recording.writer import Recorder, make_header
 from anemon.ui.app import Dashboard
 from anemon.ui.arms_table import ArmsTable
@@ -449,3 +449,70 @@ async def test_a_log_scrolled_back_by_the_operator_stays_there(make_app: MakeApp
         app.redraw(force=True)
         await pilot.pause()
         assert log.scroll_offset.y == log.max_scroll_y
+
+
+async def test_an_alert_is_a_toast_a_bell_a_timeline_mark_and_a_log_line(make_app: MakeApp) -> None:
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        rings: list[None] = []
+        app.bell = lambda: rings.append(None)  # type: ignore[method-assign]
+        add = feed.pipeline.emit
+        add(StartEvent(t=0, wall=0, arm="a1", line="START arm=a1"))
+        add(AlertEvent(t=5, wall=5, arm="a1", alert="thermal", value="serious",
+                       threshold="serious", note="thermal serious\x1b[2J"))  # fmt: skip
+        app.redraw(force=True)
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert "alert: a1: thermal serious\\x1b[2J" in said  # the log's text, escaped
+        assert len(rings) == 1
+        assert app.alert_marks.times == [5] and app.query_one(Timeline).display
+        assert app.query_one(LogPanel).lines[-1] == "── alert thermal: thermal serious\\x1b[2J"
+        app.redraw(force=True)
+        await pilot.pause()
+        assert len(rings) == 1  # once: a toast is taken when shown
+
+
+async def test_the_redraw_timer_slows_when_idle_and_speeds_up_on_a_change(
+    make_app: MakeApp,
+) -> None:
+    from anemon.ui.app import IDLE_AFTER_S, IDLE_REDRAW_S
+
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert app.redraw_period_s == app.redraw_s
+        app._quiet_since -= IDLE_AFTER_S  # as if nothing had changed for that long
+        app._left = False
+        app.redraw()
+        assert app.redraw_period_s == IDLE_REDRAW_S
+        rounds = app.rounds
+        feed.pipeline.emit(TextEvent(t=1.0, wall=0.0, line="new"))
+        app.redraw()
+        assert app.rounds == rounds + 1 and app.redraw_period_s == app.redraw_s
+        app._quiet_since -= IDLE_AFTER_S
+        app.redraw(force=True)  # a key's redraw: the normal pace again too
+        assert app.redraw_period_s == app.redraw_s
+
+
+async def test_a_change_with_nothing_left_over_takes_one_round(make_app: MakeApp) -> None:
+    """A round that drew every panel (the table due, every chart within the budget) is the
+    last: the next tick without new data redraws nothing."""
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        app._table_at = float("-inf")  # the table is due
+        feed.pipeline.emit(TextEvent(t=1.0, wall=0.0, line="new"))
+        rounds = app.rounds
+        app.redraw()
+        app.redraw()
+        assert app.rounds == rounds + 1
+        app._table_at = float("inf")  # the table not due: left for the next rounds
+        feed.pipeline.emit(TextEvent(t=2.0, wall=0.0, line="newer"))
+        app.redraw()
+        app.redraw()
+        assert app.rounds == rounds + 3

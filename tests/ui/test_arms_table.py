@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 from textual.app import App, ComposeResult
 
+from anemon.analysis.summary import PowerSamples
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
 from anemon.store import Session
+from anemon.ui import arms_table
 from anemon.ui.arms_table import BRIEF, ArmsTable
 
 
@@ -174,3 +178,71 @@ async def test_burst_to_sustained_and_retained_live() -> None:
         assert column(wide, "ane", "burst → sust") == "33.0 → 22.0"
         assert column(wide, "ane", "retained") == "66.7 %"
         assert column(brief, "ane", "burst → sust") == "33.0 → 22.0"
+
+
+def rows(table: ArmsTable) -> dict[str, list[str]]:
+    return {str(key.value): [c.plain for c in table.get_row(key)] for key in table.rows}
+
+
+async def test_a_big_arm_is_summarized_off_the_loop_with_the_same_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`off_loop`: an arm past OFF_LOOP_TRIALS is summarized in a thread worker; its row is
+    put when the worker is done, with the figures the synchronous path gives; trials that
+    came while it ran are summarized next, so the row ends with the latest data."""
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([*EVENTS, trial(45, "unread")])
+        wide, brief = app.query_one("#wide", ArmsTable), app.query_one("#brief", ArmsTable)
+        wide.show(session, off_loop=True)
+        assert wide.row_count == 2  # "plugged" and "battery": two trials each, on the loop
+        assert wide.pending == {"unread"}
+        session.add(trial(51, "unread"))  # while the worker runs on its copy
+        wide.show(session, off_loop=True)  # "unread" is left to its worker
+        for _ in range(20):  # the first result, then the re-check it starts
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if not wide.pending:
+                break
+        assert not wide.pending
+        reference = ArmsTable(id="reference")
+        await app.mount(reference)
+        reference.show(session)  # the synchronous path, on the same session
+        await pilot.pause()
+        assert rows(wide) == rows(reference)
+        assert column(wide, "unread", "trials") == "4"
+        assert brief.row_count == 0  # each table keeps its own rows
+
+
+async def test_a_worker_of_a_session_no_longer_shown_is_ignored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 0)
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        table = app.query_one("#wide", ArmsTable)
+        table.show(Session.from_events(EVENTS), off_loop=True)
+        other = Session.from_events([StartEvent(t=0, wall=0, arm="z"), trial(1, "z")])
+        table.show(other)  # synchronous: the new session's rows at once
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert list(rows(table)) == ["z"]
+
+
+def test_a_frozen_copy_does_not_follow_the_arm_and_leaves_it_free_to_grow() -> None:
+    session = Session.from_events(EVENTS)
+    arm = session.arms["battery"]
+    frozen = arms_table.frozen_copy(arm)
+    view = np.frombuffer(frozen.columns["t"])  # a worker's numpy view of the copy
+    session.add(trial(22, "battery"))  # the original grows while the view is held
+    assert len(arm) == 3 and len(frozen) == 2 and view.tolist() == [11.0, 21.0]
+    assert frozen.battery_state == ["unplugged", "unplugged"]
+
+
+def test_frozen_samples_keep_the_readings_they_were_taken_with() -> None:
+    samples = PowerSamples.of([watts(1, 2.0), watts(2, 3.0)])
+    frozen = arms_table.frozen_samples(samples)
+    samples.update([watts(1, 2.0), watts(2, 3.0), watts(3, 4.0)])
+    assert frozen.arrays[1].tolist() == [2.0, 3.0]
+    assert samples.arrays[1].tolist() == [2.0, 3.0, 4.0]
