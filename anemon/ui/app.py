@@ -228,6 +228,7 @@ class Dashboard(App[None]):
         self._quiet_since = time.monotonic()
         self._pace(self.redraw_s)
         self.rounds += 1
+        began = time.perf_counter()
         with self.batch_update():
             self.status.show(session)
             self.timeline.show()
@@ -241,7 +242,7 @@ class Dashboard(App[None]):
             for strip in self.strips:
                 if is_shown(strip):
                     strip.draw(session)
-            self._left = self._draw_charts(session, force) or not table_due
+            self._left = self._draw_charts(session, force, began) or not table_due
 
     def _pace(self, period_s: float) -> None:
         """Run the redraw timer every `period_s` (restarted only when the period changes)."""
@@ -265,16 +266,16 @@ class Dashboard(App[None]):
         self.notify(done, timeout=10)
         self.refresh_bindings()
 
-    def _draw_charts(self, session: Session, force: bool) -> bool:
+    def _draw_charts(self, session: Session, force: bool, began: float) -> bool:
         """Charts whose data changed, starting where the last round stopped, until the round's
         budget is spent: a slow live session redraws them all at once (one screen update),
         a fast replay spreads them over rounds (the keys keep answering). True: some were
-        left for the next round."""
+        left for the next round. The budget counts from `began`, the round's start: the table
+        and the other panels drawn before the charts spend it too."""
         shown = [c for c in self.charts if is_shown(c)]
-        start = time.perf_counter()
         for k in range(len(shown)):
             chart = shown[(self._next_chart + k) % len(shown)]
-            if chart.draw(session) and not force and time.perf_counter() - start > ROUND_BUDGET_S:
+            if chart.draw(session) and not force and time.perf_counter() - began > ROUND_BUDGET_S:
                 self._next_chart = (self._next_chart + k + 1) % len(shown)
                 return k + 1 < len(shown)
         return False
