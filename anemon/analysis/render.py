@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from anemon.analysis.summary import NO_END, ArmSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.devices import reads_power
 from anemon.events import thermal_name
+from anemon.recording.codec import finite
 from anemon.text import printable
 
 COLUMNS = (
@@ -367,18 +367,6 @@ def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
     return "\n".join(
         f"### {printable(s.source)}\n\n" + markdown(s.summaries, s.device) for s in sources
     )
-
-
-def finite(value: object) -> object:
-    """`value` with every NaN or infinity (in lists and dicts too) as None: strict JSON has
-    no such numbers, and a reader would choke on Python's `NaN`."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(item) for item in value]
-    return value
 
 
 def strict_json(value: object) -> str:

@@ -32,7 +32,7 @@ def _field_names(cls: type[Event]) -> tuple[str, ...]:
 def to_record(event: Event) -> dict[str, Any]:
     """The JSON object of one event; thermal values are written as names, as the spec reads."""
     if isinstance(event, UnknownEvent):
-        return {"kind": event.name, **_finite(event.fields)}
+        return {"kind": event.name, **finite(event.fields)}
     record: dict[str, Any] = {"kind": event.kind}
     for name in _field_names(type(event)):
         value = getattr(event, name)
@@ -43,7 +43,7 @@ def to_record(event: Event) -> dict[str, Any]:
         elif name == "extra":
             value = dict(value) if value else None
         elif isinstance(value, tuple):  # a summary's arms: NaN inside is null too
-            value = _finite(value)
+            value = finite(value)
         if (value is not None and value != "" and name not in _OMIT) or name in (
             "t",
             "wall",
@@ -58,14 +58,15 @@ def _thermal_name(value: Any) -> str | None:
     return thermal_name(value) if _thermal(value) == value and value is not None else None
 
 
-def _finite(value: Any) -> Any:
-    """`value` (kept from a recording) with every NaN or infinity in it made null."""
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinity in it (in lists and mappings too) made null: strict
+    JSON has no such numbers, and a reader would choke on Python's `NaN`."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
