@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from pathlib import PurePath
 from typing import Literal
 
 import numpy as np
@@ -198,9 +199,22 @@ def _with_ci(m: float | None, ci: tuple[float, float] | None, digits: int) -> st
     return f"{fmt(m, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
 
 
+def source_labels(sources: Sequence[str]) -> list[str]:
+    """Each SOURCE by its last path parts, as few as tell the different ones apart: the
+    table and Markdown are read by people (JSON and CSV keep the paths as given)."""
+    parts = [PurePath(source).parts or (source,) for source in sources]
+    distinct = len(set(sources))
+    for n in range(1, max(len(p) for p in parts) + 1):
+        labels = [str(PurePath(*p[-n:])) for p in parts]
+        if len(set(labels)) == distinct:
+            return [printable(label) for label in labels]
+    return [printable(source) for source in sources]
+
+
 def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
     """One row per (arm, source) that has the arm, then a "median [95 % CI]" row for an
     arm of three or more sessions."""
+    labels = source_labels(comparison.sources)
     rows: list[tuple[str, ...]] = []
     by_compute = comparison.by == "compute"
     for arm in comparison.arms:
@@ -211,7 +225,7 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
             names = (arm.arm, summary.arm) if by_compute else (arm.arm,)
             group = tuple(printable(name) for name in names)  # names are data: escaped
             rows.append((
-                *group, printable(comparison.sources[i]),
+                *group, labels[i],
                 per_round(summary, lambda x: x.decode_mean, 1), signed(delta["decode_mean"]),
                 burst_to_sustained(summary.burst_tps, summary.sustained_tps),
                 signed(delta["sustained_tps"]), retained_cell(summary.retained_pct),
@@ -230,14 +244,18 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
     return rows
 
 
+def _first(comparison: Comparison) -> str:
+    """The first SOURCE as given (the table's rows name it by its label)."""
+    return printable(comparison.sources[0])
+
+
 DROP_ORDER = ("Δ J/token", "Δ sust", "retained", "Δ decode", "J/token", "source")
 """The columns a narrow terminal loses first (the arm and the decode mean stay)."""
 
 
 def rich_table(comparison: Comparison, width: int) -> Table:
     names = table_columns(comparison)
-    first = printable(comparison.sources[0]) if comparison.sources else None
-    notes = [f"Δ: change against {first}"] if first is not None else []
+    notes = [f"Δ: change against {_first(comparison)}"] if comparison.sources else []
     if any(arm.median is not None for arm in comparison.arms):
         notes.append(
             f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples"
@@ -256,7 +274,7 @@ def markdown(comparison: Comparison) -> str:
     lines = [row(names), "|" + "---|" * len(names)]
     lines += [row(values) for values in table_rows(comparison)]
     if comparison.sources:
-        lines += ["", f"Δ: change against {printable(comparison.sources[0])}."]
+        lines += ["", f"Δ: change against {_first(comparison)}."]
     if any(arm.median is not None for arm in comparison.arms):
         lines.append(
             f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples."

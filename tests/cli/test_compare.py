@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from anemon.analysis import compare
 from anemon.cli import main
 from anemon.recording.reader import open_source
 
@@ -60,10 +61,13 @@ def test_by_compute_across_different_models(capsys):
     assert "median" in gpu and "ci95" in gpu
 
 
-def test_table_md_and_csv(capsys):
+def test_table_md_and_csv(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
     assert main(["compare", str(V1), str(V2)]) == 0
     out = capsys.readouterr().out
     assert GPU in out and "burst → sust" in out and "Δ: change against" in out
+    # rows name a source by its file; only the note under the table gives the whole path
+    assert V1.name in out and out.count(str(V1.parent)) == 1
     assert main(["compare", "--format", "md", str(V1), str(V2)]) == 0
     md = capsys.readouterr().out
     assert md.startswith("| arm | source | decode mean |")
@@ -72,6 +76,15 @@ def test_table_md_and_csv(capsys):
     assert {(r["arm"], r["source"]) for r in rows} == {
         (arm, str(src)) for src in (V1, V2) for arm in ("minicpm5_1b_ane_pal8", GPU)
     } | {("minicpm5_2b_ane", str(AB)), ("minicpm5_2b_gpu_int8", str(AB))}
+
+
+def test_sources_are_labelled_by_the_parts_that_tell_them_apart():
+    assert compare.source_labels(["/lab/round1/a.jsonl", "/lab/round2/a.jsonl", "b.jsonl"]) == [
+        "round1/a.jsonl",
+        "round2/a.jsonl",
+        "b.jsonl",
+    ]
+    assert compare.source_labels(["/x/a.jsonl", "/x/a.jsonl"]) == ["a.jsonl", "a.jsonl"]
 
 
 def test_one_source_is_a_usage_error(capsys):
