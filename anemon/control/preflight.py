@@ -13,8 +13,9 @@ import contextlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from anemon.control.cooldown import host_thermal
 from anemon.control.plan import Plan
@@ -23,6 +24,9 @@ from anemon.devices.base import Device, DeviceError, DeviceInfo, Inspector, Tele
 from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, LoadEvent, PreflightEvent, StartEvent
 from anemon.text import printable
+
+if TYPE_CHECKING:
+    from anemon.recording.index import Entry
 
 Status = Literal["pass", "warn", "fail"]
 STATUSES: tuple[Status, ...] = ("pass", "warn", "fail")
@@ -255,48 +259,47 @@ def _os(info: DeviceInfo, history: History) -> Check:
 
 
 def find_history(tag: str, folders: Iterable[Path], exclude: Path | None = None) -> History:
-    """The newest recording of `tag` in `folders` (not `exclude`, the run's own): its OS build
-    and the largest footprint its LOAD lines gave. A file that cannot be read is passed over."""
-    from anemon.recording.reader import open_source
+    """The newest recording of `tag` in `folders` (not `exclude`, the run's own), read as the
+    session index reads it, and the largest footprint its LOAD lines gave. A folder or file
+    that cannot be read is passed over."""
+    from anemon.recording.index import read_entry
 
-    best: tuple[str, Path, Any] | None = None
+    newest: Entry | None = None
     for path in _candidates(folders, exclude):
         with contextlib.suppress(AnemonError, OSError, ValueError):
-            reader = open_source(path)
-            try:
-                header = reader.header
-                if reader.tag == tag and header is not None:
-                    created = str(header.get("created") or "")
-                    if best is None or created > best[0]:
-                        best = (created, path, header)
-            finally:
-                reader.close()
-    if best is None:
-        return History()
-    return _history(best[1], best[2])
+            entry = read_entry(path)
+            if entry.tag == tag and (newest is None or _dated(entry) > _dated(newest)):
+                newest = entry
+    return History() if newest is None else _history(newest)
+
+
+def _dated(entry: Entry) -> tuple[bool, datetime]:
+    """Newer sorts later; a recording without a creation time is the oldest."""
+    return (entry.created is not None, entry.created or datetime.min.replace(tzinfo=UTC))
 
 
 def _candidates(folders: Iterable[Path], exclude: Path | None) -> list[Path]:
+    from anemon.recording.index import recording_files
+
     skip = exclude.resolve() if exclude is not None else None
     found: dict[Path, float] = {}
     for folder in folders:
-        with contextlib.suppress(OSError):
-            for path in folder.iterdir():
-                if path.name.endswith((".jsonl", ".jsonl.gz")) and path.is_file():
-                    resolved = path.resolve()
-                    if resolved != skip:
-                        found[resolved] = path.stat().st_mtime
+        with contextlib.suppress(AnemonError, OSError):
+            for path in recording_files(folder):
+                resolved = path.resolve()
+                if resolved != skip:
+                    found[resolved] = path.stat().st_mtime
     return sorted(found, key=found.__getitem__, reverse=True)[:HISTORY_FILES]
 
 
-def _history(path: Path, header: dict[str, Any]) -> History:
+def _history(entry: Entry) -> History:
+    """The OS build its header gave (else its first START's), and its LOADs' footprint."""
     from anemon.recording.reader import open_source
 
-    device = header.get("device")
-    os_build = device.get("os") if isinstance(device, dict) else None
+    os_build = entry.os_build
     footprint: float | None = None
     with contextlib.suppress(AnemonError, OSError, ValueError):
-        reader = open_source(path)
+        reader = open_source(entry.path)
         try:
             for event in reader:
                 if isinstance(event, LoadEvent) and event.footprint_gb is not None:
@@ -305,7 +308,7 @@ def _history(path: Path, header: dict[str, Any]) -> History:
                     os_build = event.os
         finally:
             reader.close()
-    return History(path, os_build if isinstance(os_build, str) and os_build else None, footprint)
+    return History(entry.path, os_build or None, footprint)
 
 
 def history_folders(record: Path | None, default: Path) -> Sequence[Path]:

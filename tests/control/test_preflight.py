@@ -192,3 +192,18 @@ def test_the_last_recording_with_the_tag_gives_os_build_and_footprint(tmp_path):
     assert history.footprint_gb == pytest.approx(1.6, abs=0.5)
     assert find_history("t", [tmp_path], exclude=first).path is None
     assert find_history("other", [tmp_path]).path is None
+
+
+def test_the_newest_by_creation_time_wins_and_missing_folders_are_passed_over(tmp_path):
+    newer = tmp_path / "t-new.jsonl"
+    run_plan(plan(TWO_ARMS, s=SHORT), record=newer)
+    lines = newer.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["created"] = "2020-01-01T00:00:00+00:00"
+    header["device"]["os"] = "21A000"
+    assert json.loads(lines[-1])["kind"] == "summary"  # without it, the header's facts hold
+    older = tmp_path / "t-old.jsonl"  # written last: the newest file, the oldest session
+    older.write_text(json.dumps(header) + "\n" + "".join(lines[1:-1]))
+    history = find_history("t", [tmp_path / "missing", tmp_path])
+    assert history.path == newer.resolve() and history.os == "24A437"
+    assert find_history("t", [tmp_path], exclude=newer).os == "21A000"
