@@ -2,7 +2,8 @@
 
 Both read the same file: the per-line path is `Session.from_events(open_source(path))`, the
 columnar path `read_session(open_source(path))`. Their summaries (as JSON), warnings (count
-and listed lines), export rows and sessions' columns must be identical.
+and listed lines), export rows and sessions' columns must be identical. Every test runs with
+each way the columnar path splits a block: the compiled scanner and the regular expression.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from anemon.analysis.export import export_frame
 from anemon.analysis.load import read_session
 from anemon.analysis.summary import summarize
+from anemon.parsing import columnar
 from anemon.recording.reader import MAX_LINE, open_source
 from anemon.store import Session
 from tests.fuzz.mutations import encode, hostile_log
@@ -23,6 +25,16 @@ from tests.fuzz.mutations import encode, hostile_log
 RECORDINGS = Path(__file__).parents[2] / "recordings"
 SPEC_EXAMPLE = Path(__file__).parents[1] / "data" / "spec_example.log"
 THERMAL = ("nominal", "fair", "serious", "critical", "0", "3", "Serious")
+SCANNERS = ("compiled", "regex") if columnar._scan is not None else ("regex",)
+"""The compiled scanner where the install built it (tests/parsing/test_scan.py checks it is)."""
+
+
+@pytest.fixture(autouse=True, params=SCANNERS)
+def scanner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test once per way of splitting a block."""
+    if request.param == "regex":
+        monkeypatch.setattr(columnar, "_scan", None)
+    return str(request.param)
 
 
 def _both(path: Path) -> tuple[tuple[object, ...], tuple[object, ...]]:
