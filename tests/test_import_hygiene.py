@@ -58,3 +58,38 @@ def test_summary_of_a_small_log_imports_no_heavy_package():
     log = str(Path(__file__).parent / "data" / "spec_example.log")
     assert _heavy_modules_after(["summary", log]) == []
     assert _heavy_modules_after(["summary", "--format", "json", log]) == []
+
+
+NOT_FOR_A_SMALL_SUMMARY = (
+    "sqlite3", "socket", "traceback", "importlib.resources", "orjson",
+    "anemon.recording.writer", "anemon.recording.codec",
+    "anemon.devices", "anemon.cli.export", "anemon.cli.run",
+    "anemon.cli.serve", "anemon.cli.demo", "anemon.cli.sessions", "anemon.cli.watch",
+)  # fmt: skip
+"""Modules a summary of a small raw log does not import (the other commands' parsers and what
+they import, the recorder, the recordings' codec, the backends, the traceback of --debug)."""
+
+
+def test_summary_of_a_small_log_imports_only_its_own_command():
+    log = str(Path(__file__).parent / "data" / "spec_example.log")
+    code = (
+        "import contextlib, io, sys\n"
+        "from anemon.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['summary', {log!r}])\n"
+        f"print(sorted(set(sys.modules) & set({NOT_FOR_A_SMALL_SUMMARY!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_misspelt_command_is_still_told_every_choice(capsys):
+    """Only the named command's parser is built; a word that names none builds them all."""
+    from anemon.cli import COMMANDS, main
+
+    try:
+        main(["--debug", "sumary", "x"])
+    except SystemExit as e:
+        assert e.code == 2
+    err = capsys.readouterr().err
+    assert all(f"'{name}'" in err for name in COMMANDS)

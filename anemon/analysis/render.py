@@ -14,9 +14,7 @@ from rich.text import Text
 
 from anemon.analysis.summary import NO_END, ArmSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
-from anemon.devices import reads_power
 from anemon.events import thermal_name
-from anemon.recording.codec import finite
 from anemon.text import printable
 
 COLUMNS = (
@@ -163,6 +161,10 @@ def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> lis
     """What a reader of the table needs to know: why an arm is not done, why a figure is
     withheld."""
     notes = status_notes(summaries)
+    if device is None:  # a raw log: no backend to ask (nor its package to import)
+        return notes
+    from anemon.devices import reads_power
+
     if reads_power(device) is False and any(s.energy_note == "no power samples" for s in summaries):
         notes.append(f"no power samples: {device} reads no power (pymobiledevice3 does)")
     return notes
@@ -245,9 +247,10 @@ def fit_table(
         caption_justify="left",
     )
     for i, w in zip(shown, widths or [None] * len(shown), strict=True):
-        table.add_column(
-            names[i], justify="left" if names[i] in left else "right", width=w, overflow="fold"
-        )
+        table.add_column(  # Text: a header may name a SOURCE (data, never markup)
+            Text(names[i]), justify="left" if names[i] in left else "right", width=w,
+            overflow="fold",
+        )  # fmt: skip
     for row in rows:
         table.add_row(*(Text(row[i]) for i in shown))
     return table
@@ -371,6 +374,8 @@ def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
 
 def strict_json(value: object) -> str:
     """Strict JSON (no NaN, no Infinity: they become null), indented, one document."""
+    from anemon.recording.codec import finite  # the recordings' codec: not for a table
+
     return json.dumps(finite(value), indent=2, allow_nan=False) + "\n"
 
 

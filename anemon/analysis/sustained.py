@@ -78,7 +78,7 @@ def sustained_figures(el: np.ndarray, decode: np.ndarray, thermal: np.ndarray) -
     if not len(tps):
         return Sustained(serious_frac=serious_frac)
     burst_set = tps[el_d <= BURST_S]
-    burst = float(np.median(burst_set)) if len(burst_set) else None
+    burst = median(burst_set) if len(burst_set) else None
     sustained = _sustained(el, el_d, tps)
     retained = (
         round(100.0 * sustained / burst, 1)
@@ -97,7 +97,7 @@ def _sustained(el: np.ndarray, el_d: np.ndarray, tps: np.ndarray) -> float | Non
     if longest < SHORTEST_S:
         return None
     plateau = tps[el_d >= longest - PLATEAU_S]
-    return float(np.median(plateau)) if len(plateau) else None
+    return median(plateau) if len(plateau) else None
 
 
 def fade_times(el: np.ndarray, tps: np.ndarray, burst: float) -> tuple[float | None, ...]:
@@ -133,9 +133,19 @@ def _first_at_or_under(tps: np.ndarray, limit: float, start: int) -> int | None:
             return i + int(hits[0])
         i = stop
     for j in range(max(i, 0), n):  # the last windows, shorter
-        if float(np.median(tps[j:])) <= limit:
+        if median(tps[j:]) <= limit:
             return j
     return None
+
+
+def median(values: np.ndarray) -> float:
+    """np.median of values without NaN, computed as it computes it (the mean of the middle
+    one or two of a partition), without importing numpy.ma as it does (~5 ms of a small
+    command's start)."""
+    half = len(values) // 2
+    middle = slice(half, half + 1) if len(values) % 2 else slice(half - 1, half + 1)
+    kth = [half] if len(values) % 2 else [half - 1, half]
+    return float(np.partition(values, kth)[middle].mean())
 
 
 def _serious_frac(thermal: np.ndarray) -> float | None:

@@ -9,16 +9,21 @@ status of a command killed by SIGPIPE.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
 from anemon import __version__
 from anemon.cli.common import INTERRUPTED, hold_signals
 from anemon.errors import USAGE, AnemonError
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+"""numpy's OpenBLAS starts a thread per core when numpy is imported, which took 30-60 ms of
+every whole-file command's start here (more on a busy machine); anemon does no linear
+algebra. Set before any command imports numpy; a value the user set is kept."""
 
 PIPE_CLOSED = 128 + 13
 """Exit status when stdout's reader went away (128 + SIGPIPE, as a shell reports `yes | head`)."""
@@ -41,12 +46,16 @@ class _Parser(argparse.ArgumentParser):
         return " ".join(parts) + " " if parts else ""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; given the command line, only of the command it names
+    (each command module imports what it needs: `anemon summary` does not import the
+    recorder, the devices, sqlite3 or sockets for the other commands' options)."""
     parser = _Parser(prog="anemon", description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--version", action="version", version=f"anemon {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMANDS:
+    named = None if argv is None else _command_named(argv)
+    for name in COMMANDS if named is None else (named,):
         try:
             module = importlib.import_module(f"anemon.cli.{name}")
         except ModuleNotFoundError as e:
@@ -63,9 +72,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs, when it names one before anything else that is not an option
+    of anemon's own (none of which takes a value); None: build every command's parser (a
+    top-level --help lists them all, a misspelt command is told the choices)."""
+    for word in argv:
+        if word in ("-h", "--help"):
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     with hold_signals() as holder:
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(words).parse_args(words)
         if args.command in FEED_COMMANDS:
             return _run(args)
         if holder.take():  # while parsing
@@ -78,26 +100,45 @@ def _run(args: argparse.Namespace) -> int:
         return int(args.handler(args) or 0)
     except AnemonError as e:
         if args.debug:
-            traceback.print_exc()
+            _print_traceback()
         print(f"anemon: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:
-        if args.debug:
-            traceback.print_exc()
-        # The reader went away: nothing more to say; stdout's buffer must not fail again at
-        # interpreter exit (the recipe of the Python docs, "Note on SIGPIPE").
+        return _reader_gone(args)
+    except OSError as e:
+        if e.errno != errno.EIO:
+            return _internal(args, e)
+        return _reader_gone(args)  # the terminal hung up (a closed window): as a closed pipe
+    except Exception as e:  # a bug: one line, the traceback only with --debug
+        return _internal(args, e)
+
+
+def _reader_gone(args: argparse.Namespace) -> int:
+    """stdout's reader went away: nothing more to say; stdout's buffer must not fail again at
+    interpreter exit (the recipe of the Python docs, "Note on SIGPIPE")."""
+    if args.debug:
+        _print_traceback()
+    for stream in (sys.stdout, sys.stderr):  # stderr: a hung-up terminal is both
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, stream.fileno())
             os.close(devnull)
         except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
             pass
-        return PIPE_CLOSED
-    except Exception as e:  # a bug: one line, the traceback only with --debug
-        if args.debug:
-            traceback.print_exc()
-        print(f"anemon: internal error: {type(e).__name__}: {e} (run with --debug for the "
-              "traceback, and please report it)", file=sys.stderr)  # fmt: skip
-        return INTERNAL
+    return PIPE_CLOSED
+
+
+def _internal(args: argparse.Namespace, e: Exception) -> int:
+    if args.debug:
+        _print_traceback()
+    print(f"anemon: internal error: {type(e).__name__}: {e} (run with --debug for the "
+          "traceback, and please report it)", file=sys.stderr)  # fmt: skip
+    return INTERNAL
+
+
+def _print_traceback() -> None:
+    import traceback  # --debug only: not imported by every command's start
+
+    traceback.print_exc()

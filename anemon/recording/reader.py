@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from anemon.errors import SourceError
 from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
-from anemon.recording.codec import decode, from_record, read_fast, shown_with_kind
-from anemon.recording.writer import FORMAT, VERSION
 from anemon.sources.lines import BOM, LineAssembler
 from anemon.text import printable
 
@@ -209,6 +207,8 @@ class SourceReader:
             yield from batch
 
     def _recorded_lines(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
+        from anemon.recording.codec import decode, from_record, read_fast  # recordings only
+
         source = self.path.name
         damaged = self._damaged
         latest = 0.0  # the latest `t` so far: an event without one is placed there
@@ -581,6 +581,8 @@ def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
     first = head.split(b"\n", 1)[0].strip()
     if not first.startswith(b"{"):
         return None
+    from anemon.recording.writer import FORMAT, VERSION  # the recorder: only for a recording
+
     try:
         header = json.loads(first)
     except ValueError:
@@ -589,6 +591,8 @@ def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
         return None
     version = header.get("version")
     if type(version) is not int:  # true is an int to isinstance; "2" and 2.5 are not versions
+        from anemon.recording.codec import shown_with_kind
+
         found = "missing" if "version" not in header else shown_with_kind(version)
         raise SourceError(
             f"{path}: recording version is {found}, expected an integer; "

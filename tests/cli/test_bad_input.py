@@ -170,3 +170,22 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path, argv):
     finally:
         os.close(write_end)
     assert done.returncode == 141 and done.stderr == ""
+
+
+def test_a_terminal_that_hung_up_ends_quietly_as_a_closed_pipe():
+    """stdout a terminal whose other end has gone (a closed window): writes fail with EIO;
+    as with a closed pipe, no traceback and status 141."""
+    import os
+    import subprocess
+    import sys
+
+    controller, terminal = os.openpty()
+    os.close(controller)  # the window closed: the terminal has hung up
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "anemon", "summary", str(SPEC)],
+            stdout=terminal, stderr=subprocess.PIPE, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(terminal)
+    assert done.returncode == 141 and done.stderr == ""
