@@ -7,6 +7,7 @@ timer, each only when its data changed, charts staggered and only the visible on
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Iterable
@@ -17,7 +18,9 @@ from pathlib import Path
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.errors import StylesheetError
 from textual.dom import DOMNode
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -54,8 +57,8 @@ def is_shown(widget: Widget) -> bool:
 TABLE_EVERY_S = 1.0
 """At most one arms-table update a second (the per-arm summary is the costliest panel)."""
 SETTLE_ROUNDS = 10
-"""At most this many rounds after a change for the work a round left (charts past the
-round's budget, the table waiting for its second); none when nothing was left."""
+"""At most this many rounds after a change for the charts a round left past its budget;
+none when nothing was left."""
 ROUND_BUDGET_S = 0.03
 """Charts drawn in one round stop once it has taken this long (the rest go next round)."""
 IDLE_AFTER_S = 2.0
@@ -132,7 +135,9 @@ class Dashboard(App[None]):
         self._table_at = float("-inf")
         self._settling = 0
         self._left = False
-        """The last round left work for the next: charts past its budget, or the table."""
+        """The last round left charts past its budget for the next."""
+        self._table_owed = False
+        """A change came while the table waited for its second: one round when it is up."""
         self._redraw_timer: Timer | None = None
         self.redraw_period_s = redraw_s
         """The redraw timer's period now: `redraw_s`, or IDLE_REDRAW_S while nothing changes."""
@@ -160,8 +165,22 @@ class Dashboard(App[None]):
             yield ArmsTable(BRIEF, reference=self.overlay, id="arms-brief")
             yield LogPanel(self.log_lines, id="log")
 
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        if os.name != "posix":
+            return driver
+        from anemon.ui.terminal import hang_up_safe  # termios: POSIX only
+
+        return hang_up_safe(driver)
+
     def on_mount(self) -> None:
         self.bind_panels()
+        # What is alive now lives as long as the app: a replay's recording (a million event
+        # objects), the modules, the widgets. A full collection walking all of it held the
+        # event loop for up to ~0.5 s in a replay at `max` (bench/dashboard.py counts the
+        # collections); frozen, the collector walks only what is made from here on. Undone
+        # on unmount, so what dies with the app (the tests run many) is collected.
+        gc.freeze()
         if self.feed.replay is not None:
             self.set_interval(self.tick_s, self.tick)
         self._pace(self.redraw_s)
@@ -170,6 +189,9 @@ class Dashboard(App[None]):
         self.mounted = True
         if self._leave_when_mounted:
             self.exit()
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()
 
     def bind_panels(self) -> None:
         """Hold the panels the timers and keys act on (a dashboard of several: each tab's)."""
@@ -242,7 +264,8 @@ class Dashboard(App[None]):
             for strip in self.strips:
                 if is_shown(strip):
                     strip.draw(session)
-            self._left = self._draw_charts(session, force, began) or not table_due
+            self._table_owed = not table_due
+            self._left = self._draw_charts(session, force, began)
 
     def _pace(self, period_s: float) -> None:
         """Run the redraw timer every `period_s` (restarted only when the period changes)."""
@@ -291,6 +314,8 @@ class Dashboard(App[None]):
             self._seen = seen
             self._settling = SETTLE_ROUNDS
             return True
+        if self._table_owed and time.monotonic() - self._table_at >= TABLE_EVERY_S:
+            return True  # one round when the table's second is up, not a round per tick
         self._settling -= 1
         return self._left and self._settling >= 0
 
@@ -428,11 +453,20 @@ class Dashboard(App[None]):
         self.use_layout(self.layouts[(i + 1) % len(self.layouts)])
 
     def use_layout(self, path: Path, say: bool = True) -> None:
-        """Swap the layout file in the stylesheet and re-apply the CSS, live (`say`: notify)."""
-        self.stylesheet.source.pop((os.path.abspath(self.layout_path), ""), None)
-        self.stylesheet.read(path)
+        """Swap the layout file in the stylesheet, live, restyling only the panels its rules
+        match (`layouts.swap`; `say`: notify). A file in the layouts folder that does not
+        parse (only --layout is checked at start) is said, and left out of the cycle."""
+        try:
+            layouts.swap(self, self.layout_path, path)
+        except StylesheetError as e:
+            if path in self.layouts and path != self.layout_path:
+                self.layouts.remove(path)
+            self.notify(f"layout {printable(path.name)} not used: {layouts.first_line(e)}",
+                        severity="error", timeout=8, markup=False)  # fmt: skip
+            return
         self.layout_path = path
-        self.refresh_css()
+        # placed now, as `refresh_css` does: what draws next (a key, a timer) sees the new sizes
+        self.screen._refresh_layout(self.size)
         self.call_after_refresh(self.redraw, True)
         if say:
             self.notify(f"layout {path.stem}", timeout=2)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.highlighter import Highlighter
 from rich.text import Text
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import Log
 
 from anemon.store import Session
@@ -34,6 +36,12 @@ class LogPanel(Log, can_focus=False):
 
     DEFAULT_CSS = "LogPanel { border: round $secondary-darken-2; }"
 
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    """Widget's own asks for a layout of the whole screen on every change, so a log growing a
+    line per trial re-laid out every panel each time (~17 ms a trial at 120x40, most of a live
+    session's cost). The panel's place does not depend on its lines unless its height is
+    `auto`: `watch_virtual_size` updates the scrollbars (a layout only when one comes or goes)."""
+
     def __init__(self, max_lines: int = 2000, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
         super().__init__(highlight=True, max_lines=max_lines, id=id)
         self.highlighter = ErrorHighlighter()
@@ -63,6 +71,13 @@ class LogPanel(Log, can_focus=False):
         self.seen = session.log_total
         self.follow()
         self._shape = (self.size.height, self.max_scroll_y)
+
+    def watch_virtual_size(self, size: Size) -> None:
+        if self.styles.height is not None and self.styles.height.is_auto:
+            self.refresh(layout=True)  # a user layout sized it by its lines
+            return
+        self._refresh_scrollbars()  # one coming or going asks for the layout itself
+        self._scroll_update(size)
 
     def follow(self) -> None:
         """To the newest line, if following."""

@@ -511,8 +511,12 @@ async def test_a_change_with_nothing_left_over_takes_one_round(make_app: MakeApp
         app.redraw()
         app.redraw()
         assert app.rounds == rounds + 1
-        app._table_at = float("inf")  # the table not due: left for the next rounds
+        app._table_at = float("inf")  # the table not due: owed, not polled for
         feed.pipeline.emit(TextEvent(t=2.0, wall=0.0, line="newer"))
+        app.redraw()
+        app.redraw()
+        assert app.rounds == rounds + 2
+        app._table_at = float("-inf")  # its second is up: one round for it, then none
         app.redraw()
         app.redraw()
         assert app.rounds == rounds + 3

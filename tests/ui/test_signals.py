@@ -174,6 +174,34 @@ def test_a_signal_right_after_start_up_is_handled_the_same_way(
     assert_ended_cleanly(pane, name, sig)
 
 
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a container's init may not reap an orphan)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_terminal_going_away_ends_the_dashboard(start, tmp_path: Path) -> None:
+    """The tmux server killed under a busy dashboard (a closed window, a dropped SSH session):
+    writes to the gone terminal fail. Textual's writer thread died of that, its queue filled,
+    and the process hung for good, holding its recording open and deaf to SIGTERM. Now it
+    ends as on SIGHUP: every line read, the recording closed with its summary."""
+    trials = 60_000  # enough drawing that the writes queued after the hang-up fill the queue
+    with (tmp_path / "bench.log").open("w") as log:
+        log.writelines(LINE.format(n=n) for n in range(1, trials + 1))
+    pane = start("watch", "bench.log", "--record", "rec.jsonl")
+    pid = pane.pid()
+    pane.wait_for_the_dashboard()
+    pane.close()
+    until(lambda: not running(pid), "anemon to exit after its terminal went away")
+    events = [json.loads(line) for line in (tmp_path / "rec.jsonl").read_text().splitlines()]
+    assert sum(e.get("kind") == "trial" for e in events) == trials
+    assert events[-1]["kind"] == "summary"
+
+
 # ---- the confirmation of keys that end something, in a real terminal -----------------------
 
 

@@ -1,0 +1,61 @@
+"""A terminal that hangs up (its window closed, tmux killed, an SSH session dropped) must not
+leave the dashboard running.
+
+Textual writes to the terminal from a thread fed by a bounded queue. A write to a terminal that
+has hung up fails (EIO), the thread dies of it, the queue fills, and the app's own shutdown
+then waits forever to queue its last escape codes: the process lingered, holding its
+recording open, and a SIGTERM no longer ended it. Here a failed write marks the terminal gone
+and later ones are dropped: the thread lives, and the SIGHUP that came with the hang-up ends
+the session as any signal does (recording closed, exit status as documented).
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
+
+
+class GoneTerminal:
+    """The terminal's output, dropping what is written once a write has failed."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self.file = file
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self.file.write(text)
+            except OSError:
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self.file.flush()
+            except OSError:
+                self.gone = True
+
+    def fileno(self) -> int:
+        return self.file.fileno()
+
+    def isatty(self) -> bool:
+        return self.file.isatty()
+
+
+class HangUpSafeDriver(LinuxDriver):
+    """Textual's driver for POSIX terminals, writing through `GoneTerminal`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self._file is not None:  # sys.__stderr__: None only without a console
+            self._file = GoneTerminal(self._file)  # type: ignore[assignment]
+
+
+def hang_up_safe(driver: type[Driver]) -> type[Driver]:
+    """The driver Textual chose, made safe if it is the POSIX terminal's (a browser's, from
+    `anemon serve`, or Windows' are left as they are)."""
+    return HangUpSafeDriver if driver is LinuxDriver else driver
