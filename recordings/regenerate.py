@@ -18,7 +18,9 @@ def regenerate() -> int:
     worst = 0
     for plan in sorted((HERE / "plans").glob("*.toml")):
         record = HERE / f"{plan.stem}.jsonl"
-        status = main(["run", str(plan), "--headless", "--speed", "max", "--record", str(record)])
+        status = main(
+            ["run", str(plan), "--headless", "--speed", "max", "--record", str(record), "--force"]
+        )
         print(f"{record.name}: exit {status}", file=sys.stderr)
         worst = max(worst, status)
     return worst
