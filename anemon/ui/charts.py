@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import overload
 
@@ -474,6 +473,13 @@ class Chart(PlotWidget, can_focus=False):
         """The text form's values, from the last draw."""
         self.followers: dict[tuple[object, ...], Follower] = {}
         """Each line's decimation, kept up to date as its points arrive (`follow`)."""
+        self._title = ""
+        self._subtitle: Text | None = None
+        self.segments: Segments = {}
+        """The braille dots of the segments drawn lately (`line_dots`)."""
+        self._quiet = False
+        """`draw` is handing textual-plot new datasets: it renders them itself, at the end."""
+        self._short_text: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -499,11 +505,21 @@ class Chart(PlotWidget, can_focus=False):
         self.set_y_formatter(ThermalFormatter() if self.spec.thermal_axis else self.y_axis)
 
     def render(self) -> RenderResult:
-        # textual-plot draws pixel by pixel and each pixel refreshes its canvas: one refresh each
-        with ExitStack() as batch:
-            for canvas in self.query(Canvas):
-                batch.enter_context(canvas.batch_refresh())
+        """textual-plot's drawing, its canvases repainted only where a row changed: it draws
+        every canvas afresh (each pixel asking for a refresh), where a new trial changes a
+        few rows of the plot and often none of the axes' labels."""
+        canvases = list(self.query(Canvas))
+        # copies: a drawing may write into a row in place
+        before = [([*map(list.copy, c._buffer)], [*map(list.copy, c._styles)]) for c in canvases]
+        for canvas in canvases:  # textual-hires-canvas's own batching, without its refresh
+            canvas._refreshes_pending += 1
+        try:
             return super().render()
+        finally:
+            for canvas, (buffer, styles) in zip(canvases, before, strict=True):
+                canvas._refreshes_pending -= 1
+                if not canvas._refreshes_pending:
+                    refresh_changed_rows(canvas, buffer, styles)
 
     @property
     def plot_size(self) -> tuple[int, int]:
@@ -538,8 +554,10 @@ class Chart(PlotWidget, can_focus=False):
         return out
 
     def draw(self, session: Session) -> bool:
-        """Redraw from `session` if what the chart shows changed since the last draw (its
-        lines, or its x axis by a column or more); returns whether it did."""
+        """Bring the chart up to date with `session` if what it shows changed since the last
+        draw (its lines, or its x axis by a column or more); returns whether it did. It draws
+        its canvases at once (not the whole chart at the next render) and repaints only
+        their changed rows."""
         reference = self.reference if self.spec.reference is not None else None
         # a SOURCE arm's first trial places its reference: trials change what is drawn
         ref_key = (id(reference), trials(session)) if reference is not None else None
@@ -554,24 +572,57 @@ class Chart(PlotWidget, can_focus=False):
         if reference is not None and self.spec.reference is not None:
             title = f"{title} · ref: {reference.label}"
             lines = self.spec.reference(reference, session) + lines  # under the replayed lines
-        self.border_title = Text(title)
+        if title != self._title:  # Textual repaints the chart on every title set
+            self._title = title
+            self.border_title = Text(title)
         if self.show_short():
             return True
         self.elapsed_axis.fit = max(2, self.columns // 7)
         self.y_axis.rows = self.plot_size[1]
-        self.clear()
-        xs, ys = [], []
-        for line, (x, y) in zip(lines, self.follow(session, lines), strict=True):
+        points = []
+        for x, y in self.follow(session, lines):
             if len(x) == 1:  # a line needs two ends: a lone point would not show at all
                 x, y = np.repeat(x, 2), np.repeat(y, 2)
-            self.plot(x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label)
-            xs.append(x)
-            ys.append(y)
+            points.append((x, y))
         # explicit limits from exactly the points handed over: none falls outside the axes
-        self.set_xlimits(*x_limits(xs, end))
-        self.set_ylimits(*y_limits(ys, self.spec.ylimits(session)))
-        self.place_legend()
+        xlim = x_limits([x for x, _ in points], end)
+        ylim = y_limits([y for _, y in points], self.spec.ylimits(session))
+        self._quiet = True
+        try:
+            self.clear()
+            for line, (x, y) in zip(lines, points, strict=True):
+                self.plot(
+                    x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label
+                )
+            self.set_xlimits(*xlim)
+            self.set_ylimits(*ylim)
+            self.place_legend()
+        finally:
+            self._quiet = False
+        if self.canvases_ready():
+            self.render()  # its canvases drawn now: only their changed rows are repainted
+        else:
+            self.refresh()  # drawn when Textual renders the chart, at its size by then
         return True
+
+    def _rerender(self) -> None:
+        """textual-plot's: draw at the next render, repainting the whole chart; while `draw`
+        hands over the datasets, only noted (it draws the canvases itself)."""
+        self._needs_rerender = True
+        if not self._quiet:
+            self.refresh()
+
+    def canvases_ready(self) -> bool:
+        """Whether the canvases are laid out at the chart's present size, so drawing them
+        now is what a render would draw (textual-plot sizes them in `render` otherwise)."""
+        if self._needs_canvas_resize:
+            return False
+        # an empty canvas (the top margin) is left as it is, by textual-plot too
+        if any(c.size and c._canvas_size != c.size for c in self.query(Canvas)):
+            return False
+        plot = self.query_one("#plot", Canvas)
+        inside = Region(1, 1, plot.size.width - 2, plot.size.height - 2)
+        return bool(plot.size) and self._scale_rectangle == inside
 
     def on_resize(self) -> None:
         # the points stay until the next draw, but a legend placed for the old size may hide them
@@ -586,7 +637,10 @@ class Chart(PlotWidget, can_focus=False):
         self.set_class(short, "short")
         if short:
             width, height = self.content_size.width - 2, self.content_size.height  # padding
-            self.query_one(".latest", Static).update(latest_text(self.latest, width, height))
+            shown = (tuple(self.latest), width, height)
+            if shown != self._short_text:  # the same words again: nothing to repaint
+                self._short_text = shown
+                self.query_one(".latest", Static).update(latest_text(self.latest, width, height))
         return short
 
     def place_legend(self) -> None:
@@ -607,12 +661,19 @@ class Chart(PlotWidget, can_focus=False):
                 box = legend_box(corner, size, width, height)
                 if not drawn[box.y : box.bottom, box.x : box.right].any():
                     self.show_legend(corner)
-                    self.border_subtitle = None
+                    self.set_subtitle(None)
                     return
         self.show_legend(is_visible=False)
         room = self.size.width - SUBTITLE_ROOM
         fitting = (t for t in self.inline_legends() if len(t) and t.cell_len <= room)
-        self.border_subtitle = next(fitting, None)
+        self.set_subtitle(next(fitting, None))
+
+    def set_subtitle(self, subtitle: Text | None) -> None:
+        """The bottom border's text, set only when it changes: Textual repaints the whole
+        chart on every set."""
+        if subtitle != self._subtitle:
+            self._subtitle = subtitle
+            self.border_subtitle = subtitle
 
     def inline_legends(self) -> list[Text]:
         """The legend on one line, each name after a stroke of its line's colour; then, for
@@ -653,7 +714,7 @@ class Chart(PlotWidget, can_focus=False):
         canvas = self.query_one("#plot", Canvas)
         limits = (self._x_min, self._x_max, self._y_min, self._y_max)
         x, y = to_cells(dataset.x, dataset.y, limits, self._scale_rectangle)  # as one point's
-        paint_braille(canvas, *line_dots(canvas, x, y), dataset.line_style)
+        paint_braille(canvas, *line_dots(canvas, x, y, self.segments), dataset.line_style)
 
     def get_hires_pixel_from_coordinate(
         self, x: FloatScalar, y: FloatScalar
@@ -725,7 +786,15 @@ def along(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.interp(t, at, x), np.interp(t, at, y)
 
 
-def line_dots(canvas: Canvas, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+Segments = dict[tuple[int, int, int, int], list[tuple[int, int]]]
+"""Bresenham's dots of a segment, by its integer ends (a chart's memo: `line_dots`)."""
+SEGMENTS_KEPT = 20_000
+"""A chart's memo of segments is emptied past this many (a few MB at most)."""
+
+
+def line_dots(
+    canvas: Canvas, x: np.ndarray, y: np.ndarray, memo: Segments | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The braille dots (canvas cells × (2, 4)) of the polyline through (x, y) in canvas
     cells, as textual-hires-canvas's `draw_hires_lines` finds them: each segment clipped to
     the canvas, then its own Bresenham (private: reused, so the dots are exactly its)."""
@@ -735,12 +804,18 @@ def line_dots(canvas: Canvas, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray,
     inside &= (np.minimum(y0, y1) >= 0) & (np.maximum(y0, y1) <= height - 1)
     dot_x, dot_y = np.floor(x * 2).astype(np.int64), np.floor(y * 4).astype(np.int64)
     bresenham = canvas._get_line_coordinates
+    memo = {} if memo is None else memo
+    if len(memo) > SEGMENTS_KEPT:
+        memo.clear()
+    ends = np.stack([dot_x[:-1], dot_y[:-1], dot_x[1:], dot_y[1:]], axis=1).tolist()
     found: list[list[tuple[int, int]]] = []
     for i, whole in enumerate(inside.tolist()):
         if whole:  # the clip would hand the segment back as it is
-            found.append(
-                bresenham(int(dot_x[i]), int(dot_y[i]), int(dot_x[i + 1]), int(dot_y[i + 1]))
-            )
+            key = tuple(ends[i])  # most segments stay put from one trial to the next
+            dots = memo.get(key)
+            if dots is None:
+                dots = memo[key] = bresenham(*ends[i])
+            found.append(dots)
             continue
         clipped = canvas._clip_line_cohen_sutherland(
             float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i])
@@ -783,6 +858,30 @@ def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: s
             buffer[row][col] = char
             styles[row][col] = style
     canvas.refresh()
+
+
+def refresh_changed_rows(canvas: Canvas, buffer: list[list[str]], styles: list[list[str]]) -> None:
+    """Refresh the rows of `canvas` that differ from `buffer` and `styles` (copies of its
+    rows before a drawing); all of it if its size changed."""
+    now, now_styles = canvas._buffer, canvas._styles
+    if len(now) != len(buffer) or (now and len(now[0]) != len(buffer[0])):
+        canvas.refresh()
+        return
+    width = len(now[0]) if now else 0
+    changed = [y for y in range(len(now)) if now[y] != buffer[y] or now_styles[y] != styles[y]]
+    for run in runs_of(changed):
+        canvas.refresh(Region(0, run[0], width, len(run)))
+
+
+def runs_of(rows: list[int]) -> list[list[int]]:
+    """Ascending numbers grouped into runs of consecutive ones."""
+    out: list[list[int]] = []
+    for row in rows:
+        if out and out[-1][-1] + 1 == row:
+            out[-1].append(row)
+        else:
+            out.append([row])
+    return out
 
 
 def legend_box(corner: LegendLocation, size: Size, width: int, height: int) -> Region:
