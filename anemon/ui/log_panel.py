@@ -38,9 +38,9 @@ class LogPanel(Log, can_focus=False):
 
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
     """Widget's own asks for a layout of the whole screen on every change, so a log growing a
-    line per trial re-laid out every panel each time (~17 ms a trial at 120x40, most of a live
-    session's cost). The panel's place does not depend on its lines unless its height is
-    `auto`: `watch_virtual_size` updates the scrollbars (a layout only when one comes or goes)."""
+    line per trial re-laid out every panel each time. The panel's place does not depend on
+    its lines unless its height is `auto`: `watch_virtual_size` updates the scrollbars (a
+    layout only when one comes or goes)."""
 
     def __init__(self, max_lines: int = 2000, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
         super().__init__(highlight=True, max_lines=max_lines, id=id)
