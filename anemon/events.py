@@ -14,6 +14,8 @@ from typing import ClassVar, Literal, get_args
 
 THERMAL_NAMES = ("nominal", "fair", "serious", "critical")
 """ProcessInfo.thermalState names, indexed by their numeric value."""
+BATTERY_STATES = ("unknown", "unplugged", "charging", "full")
+"""The protocol's battery_state words (UIDevice.BatteryState), in its order."""
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 

@@ -39,7 +39,7 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 def trials_frame(arm: ArmSeries) -> pd.DataFrame:
     """The arm's trials as a DataFrame (NaN where a value was missing), warm-ups included."""
     frame = pd.DataFrame({name: np.frombuffer(col) for name, col in arm.columns.items()})
-    frame["battery_state"] = pd.Series(arm.battery_state, dtype="object")
+    frame["battery_state"] = pd.Series(arm.battery_states(), dtype="object")
     return frame
 
 

@@ -12,6 +12,7 @@ from anemon.errors import NoRecordsError
 from anemon.parsing.columnar import TrialRun
 from anemon.recording.reader import LineWarning, SourceReader, open_source
 from anemon.store import Series, Session
+from anemon.store.session import battery_codes
 
 BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
 """The line protocol's records; a SOURCE with none of them is not a bench log."""
@@ -91,7 +92,7 @@ def add_trials(session: Session, run: TrialRun) -> None:
             values = fields.get("app_t" if name == "app_t" else name, missing)
         column.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())
     states = fields.get("battery_state") or [None] * count
-    arm.battery_state.extend(states)
+    arm.battery_state.extend(battery_codes(states))
     for series, name in ((session.thermal, "thermal"), (session.battery, "battery"),
                          (session.free_gb, "free_gb")):  # fmt: skip
         _extend(series, t, fields.get(name))

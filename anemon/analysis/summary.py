@@ -7,9 +7,8 @@ import dataclasses
 import math
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from itertools import compress
 from typing import Literal, SupportsFloat
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from anemon.analysis.sustained import Sustained, elapsed, first_round, sustained_figures
 from anemon.events import TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
+from anemon.store.session import BATTERY_CODES
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
@@ -24,6 +24,7 @@ EnergyNote = Literal["charging", "no power samples", "span too short"]
 """Why the energy figures are withheld (line-protocol.md, summary version 2)."""
 PLUGGED_STATES = frozenset({"charging", "full"})
 """battery_state values that mean the phone was on the charger ("full" is plugged in)."""
+_PLUGGED_CODES = [BATTERY_CODES[state] for state in PLUGGED_STATES]
 Status = Literal["done", "failed", "aborted", "incomplete"]
 """How an arm's last round ended (line-protocol.md, summary version 2)."""
 NO_END = "the log stops with no END"
@@ -251,17 +252,17 @@ class Spans:
         timed = np.frombuffer(arm.columns["warmup"]) == 0
         t = np.frombuffer(arm.columns["t"])
         number = np.frombuffer(arm.columns["round"])
-        states: Iterable[str | None] = arm.battery_state
+        states = np.frombuffer(arm.battery_state, dtype=np.int8)
         if not timed.all():
-            t, number = t[timed], number[timed]
-            states = compress(arm.battery_state, timed.tolist())
+            t, number, states = t[timed], number[timed], states[timed]
+        plugged = bool(np.isin(states, _PLUGGED_CODES).any())
         if not len(t):
-            return cls((), _any_plugged(states))
+            return cls((), plugged)
         starts = np.concatenate(([0], np.flatnonzero(number[1:] != number[:-1]) + 1))
         first = np.minimum.reduceat(t, starts)  # rounds come in order: one run of trials each
         last = np.maximum.reduceat(t, starts)
         bounds = tuple(zip(first.tolist(), last.tolist(), strict=True))
-        return cls(bounds, _any_plugged(states))
+        return cls(bounds, plugged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,13 +321,6 @@ def with_energy(summary: ArmSummary, spans: Spans, samples: PowerSamples) -> Arm
     start, end = summary.battery_start, summary.battery_end
     energy = energy_figures(spans, samples, summary.tokens, start, end)
     return dataclasses.replace(summary, **asdict(energy))
-
-
-def _any_plugged(states: Iterable[object]) -> bool:
-    try:
-        return not PLUGGED_STATES.isdisjoint(states)
-    except TypeError:  # an unhashable state from a damaged recording: not a plugged word
-        return False
 
 
 def _says_plugged(event: TelemetryEvent) -> bool:

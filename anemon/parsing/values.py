@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from anemon.events import THERMAL_NAMES
+from anemon.events import BATTERY_STATES, THERMAL_NAMES
 
-BATTERY_STATES = frozenset({"unknown", "unplugged", "charging", "full"})
 _THERMAL = {name: i for i, name in enumerate(THERMAL_NAMES)} | {
     str(i): i for i in range(len(THERMAL_NAMES))
 }

@@ -12,6 +12,7 @@ import orjson
 
 from anemon.events import EVENT_TYPES, THERMAL_NAMES, Event, UnknownEvent, thermal_name
 from anemon.parsing.ranges import FINITE, RANGES, describe, in_range
+from anemon.parsing.values import to_battery_state
 from anemon.text import printable
 
 _THERMAL_FIELDS = frozenset({"thermal"})
@@ -144,9 +145,10 @@ def from_record(
 
 
 Setter = Callable[[Event, Any], None]
-_Check = tuple[str, Setter, frozenset[type], bool, float, float, bool]
+_Check = tuple[str, Setter, frozenset[type], bool, float, float, Callable[[Any], Any] | None]
 """A field of a fast plan: its key, what sets it on a new event, the JSON types it takes,
-whether it may be null, its range, and whether it is a thermal state."""
+whether it may be null, its range, and for a word of a closed set (a thermal state, a
+battery state) what reads it (None: no such word)."""
 _Plan = tuple[type[Event], tuple[tuple[Setter, Any], ...], tuple[Setter, ...], tuple[_Check, ...]]
 """An event class, its absent fields' setters and defaults, the setters of t, wall, arm and
 source, and the checks of the fields present."""
@@ -202,14 +204,12 @@ def _fast(record: dict[str, Any], source: str) -> Event | None:
     elif arm is not None:
         return None
     event = _new(cls)
-    for key, setter, accepted, optional, low, high, thermal in checks:
+    for key, setter, accepted, optional, low, high, named in checks:
         value = record[key]
-        if thermal:
-            value = _THERMAL_INDEX.get(value) if type(value) is str else _thermal(value)
-            if value is None:
-                value = _thermal(record[key])  # "Fair": a name in other case
-                if value is None and record[key] is not None:
-                    return None
+        if named is not None:
+            value = named(value)
+            if value is None and record[key] is not None:
+                return None
         elif value is None:
             if not optional:
                 return None
@@ -246,7 +246,7 @@ def _plan(shape: tuple[Any, ...]) -> _Plan | None:
         # No list or object, no number of 2**63 or more: orjson reads these as json does
         checks.append((key, _setter(cls, key), accepted - _NESTED, optional,
                        max(bounds.low, -_FAST_LIMIT), min(bounds.high, _FAST_LIMIT),
-                       key in _THERMAL_FIELDS))  # fmt: skip
+                       _NAMED.get(key)))  # fmt: skip
     defaults: list[tuple[Setter, Any]] = []
     for name, f in fields.items():
         if name in keys or name in _CLOCKS or name == "source":
@@ -309,10 +309,10 @@ def _from_record(
             continue
         if key not in names:
             unknown[key] = value if isinstance(value, str) else repr(value)
-        elif key in _THERMAL_FIELDS:
-            kwargs[key] = thermal = _thermal(value)
-            if thermal is None and value is not None and damaged is not None:
-                damaged(f"{kind}: {key}={_shown(value)} is not a thermal state: left out")
+        elif key in _NAMED:
+            kwargs[key] = named = _NAMED[key](value)
+            if named is None and value is not None and damaged is not None:
+                damaged(f"{kind}: {key}={_shown(value)} is not a {_NAMED_WHAT[key]}: left out")
         else:
             problem = _problem(key, value, types.get(key, _ANY_FIELD))
             if problem is None:
@@ -418,9 +418,20 @@ _THERMAL_INDEX: dict[Any, int] = {name: i for i, name in enumerate(THERMAL_NAMES
 
 
 def _thermal(value: Any) -> int | None:
-    if isinstance(value, str):
+    if type(value) is str:
         return _THERMAL_INDEX.get(value.lower())
     return value if type(value) is int and 0 <= value < len(THERMAL_NAMES) else None
+
+
+def _battery_state(value: Any) -> str | None:
+    """A protocol battery state, read as the parser reads it; else None (the store keeps a
+    trial's state as one of these: a damaged recording's other word is told, not kept)."""
+    return to_battery_state(value) if type(value) is str else None
+
+
+_NAMED: dict[str, Callable[[Any], Any]] = {"thermal": _thermal, "battery_state": _battery_state}
+"""Fields holding a word of a closed set, and what reads each (None: not one of them)."""
+_NAMED_WHAT = {"thermal": "thermal state", "battery_state": "battery state"}
 
 
 def _shown(value: Any) -> str:

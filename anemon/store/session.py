@@ -1,7 +1,9 @@
 """The Session: the one place views read from, filled by `add(event)`, live or in replay.
 
 Numeric columns are `array('d')` with NaN for a missing value: appending is cheap and
-`numpy.frombuffer` gives charts and pandas a zero-copy view.
+`numpy.frombuffer` gives charts and pandas a zero-copy view. An arm's battery states are
+bytes too (`BATTERY_CODES`): a list of a million words would be walked whole by every full
+garbage collection, which held a replay's event loop for ~100 ms at a time.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from anemon.events import (
+    BATTERY_STATES,
     AlertEvent,
     CooldownEvent,
     EndEvent,
@@ -34,6 +37,18 @@ from anemon.events import (
 NAN = float("nan")
 LOG_LINES = 5000
 _LOGGED = (RecordEvent, PhaseEvent, MarkerEvent, GapEvent, ResetEvent, PreflightEvent, AlertEvent)
+
+
+BATTERY_CODES: dict[str | None, int] = {None: 0} | {
+    state: code for code, state in enumerate(BATTERY_STATES, start=1)
+}
+"""`ArmSeries.battery_state`'s byte for each battery state (0: none said)."""
+_BATTERY_NAMES = (None, *BATTERY_STATES)
+
+
+def battery_codes(states: Iterable[str | None]) -> array:
+    """Battery states as `ArmSeries.battery_state` holds them."""
+    return array("b", map(BATTERY_CODES.__getitem__, states))
 
 
 def _num(value: float | int | bool | None) -> float:
@@ -80,7 +95,8 @@ class ArmSeries:
     columns: dict[str, array] = field(
         default_factory=lambda: {name: array("d") for name in TRIAL_COLUMNS}
     )
-    battery_state: list[str | None] = field(default_factory=list)
+    battery_state: array = field(default_factory=lambda: array("b"))
+    """Each trial's battery state as its code (`BATTERY_CODES`, `battery_states()`)."""
     rounds: int = 0
     """How many times the arm was launched (START lines seen)."""
     errors: int = 0
@@ -105,6 +121,10 @@ class ArmSeries:
     def __len__(self) -> int:
         return len(self.columns["t"])
 
+    def battery_states(self) -> list[str | None]:
+        """Each trial's battery state, as said (None where none was)."""
+        return [_BATTERY_NAMES[code] for code in self.battery_state]
+
     def add_trial(self, event: TrialEvent) -> None:
         c = self.columns
         c["t"].append(event.t)
@@ -118,7 +138,7 @@ class ArmSeries:
         c["battery"].append(_num(event.battery))
         c["thermal"].append(_num(event.thermal))
         c["free_gb"].append(_num(event.free_gb))
-        self.battery_state.append(event.battery_state)
+        self.battery_state.append(BATTERY_CODES.get(event.battery_state, 0))
 
 
 @dataclass

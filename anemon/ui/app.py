@@ -141,6 +141,7 @@ class Dashboard(App[None]):
         self._table_owed = False
         """A change came while the table waited for its second: one round when it is up."""
         self._redraw_timer: Timer | None = None
+        self._tick_timer: Timer | None = None
         self.redraw_period_s = redraw_s
         """The redraw timer's period now: `redraw_s`, or IDLE_REDRAW_S while nothing changes."""
         self._quiet_since = time.monotonic()
@@ -183,8 +184,6 @@ class Dashboard(App[None]):
         # collections); frozen, the collector walks only what is made from here on. Undone
         # on unmount, so what dies with the app (the tests run many) is collected.
         gc.freeze()
-        if self.feed.replay is not None:
-            self.set_interval(self.tick_s, self.tick)
         self._pace(self.redraw_s)
         self.fit_terminal()
         self.call_after_refresh(self.redraw, True)
@@ -277,6 +276,16 @@ class Dashboard(App[None]):
             self._redraw_timer.stop()
         self.redraw_period_s = period_s
         self._redraw_timer = self.set_interval(period_s, self.redraw)
+        if self.feed.replay is not None:
+            self._offset_ticks()
+
+    def _offset_ticks(self) -> None:
+        """(Re)start a replay's ticks half a tick after the redraws: a tick and a round never
+        fall in one turn of the event loop, which held it for both (~60 ms at max speed)."""
+        if self._tick_timer is not None:
+            self._tick_timer.stop()
+        self._tick_timer = self.set_interval(self.tick_s, self.tick, pause=True)
+        self.set_timer(self.tick_s / 2, self._tick_timer.resume)
 
     def _check_run_over(self) -> None:
         """Once a plan run's feed has finished: say where the recording is, and take the

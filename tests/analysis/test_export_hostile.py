@@ -74,13 +74,16 @@ def test_a_formula_in_a_text_cell_is_neutralised_numbers_are_not():
 
 
 def test_csv_and_markdown_cells_are_literal_text():
-    session = session_of(trial(arm="\x1b]52;c;aGk=\x07|x", battery_state="a|b\nc"))
+    session = session_of(  # a trial's battery_state is a protocol word; a device's is any text
+        trial(arm="\x1b]52;c;aGk=\x07|x"),
+        TelemetryEvent(t=2.0, wall=3.0, battery_state="a|b\nc"),
+    )
     csv_text = write_table(export_frame(session), "csv", None) or ""
     md = write_table(export_frame(session), "md", None) or ""
     for text in (csv_text, md):
         assert "\x1b" not in text and "\x07" not in text and "\\x1b]52" in text
     assert "\\x1b]52;c;aGk=\\x07\\|x" in md and "a\\|b\\x0ac" in md
-    assert len(md.splitlines()) == 3  # header, rule, one row: no cell broke a line
+    assert len(md.splitlines()) == 4  # header, rule, two rows: no cell broke a line
 
 
 def test_a_hostile_log_exports_in_every_format():

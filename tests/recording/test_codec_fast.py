@@ -76,7 +76,11 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
 def _plausible(key: str) -> st.SearchStrategy[Any]:
     if key == "thermal":
         return st.sampled_from(["nominal", "fair", "serious", "critical", 0, 2])
-    if key in ("arm", "battery_state", "phase", "message", "reason", "model"):
+    if key == "battery_state":
+        return st.sampled_from(["charging", "Unplugged", "FULL", "unknown", "docked"]) | st.text(
+            max_size=6
+        )
+    if key in ("arm", "phase", "message", "reason", "model"):
         return st.text(max_size=6)
     return st.floats(0, 1000) | st.integers(0, 10**6) | st.booleans()
 

@@ -236,10 +236,15 @@ def test_a_damaged_field_is_told_with_what_was_wrong():
 
     told: list[str] = []
     event = from_record({"kind": "trial", "t": 1, "wall": 2, "arm": "a", "decode_tps": "fast",
-                         "gen": 256, "thermal": "boiling"}, "x", told.append)  # fmt: skip
+                         "gen": 256, "thermal": "boiling", "battery_state": "docked"},
+                        "x", told.append)  # fmt: skip
     assert isinstance(event, TrialEvent) and event.gen == 256 and event.warnings == 1
+    assert event.battery_state is None
     assert told == ['trial: decode_tps="fast" is not a number: left out',
-                    'trial: thermal="boiling" is not a thermal state: left out']  # fmt: skip
+                    'trial: thermal="boiling" is not a thermal state: left out',
+                    'trial: battery_state="docked" is not a battery state: left out']  # fmt: skip
+    event = from_record({"kind": "trial", "t": 1, "wall": 2, "battery_state": "Charging"}, "x")
+    assert isinstance(event, TrialEvent) and event.battery_state == "charging"  # as parsed
     told.clear()
     from_record({"kind": "trial", "t": 0, "wall": 0, "gen": 3}, "x", told.append)
     assert told == []  # zero times are numbers

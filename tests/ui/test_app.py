@@ -497,6 +497,28 @@ async def test_the_redraw_timer_slows_when_idle_and_speeds_up_on_a_change(
         assert app.redraw_period_s == app.redraw_s
 
 
+async def test_a_replay_ticks_on_once_over_when_the_redraw_pace_changes(
+    make_app: MakeApp,
+) -> None:
+    from anemon.ui.app import IDLE_REDRAW_S
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        ticks: list[None] = []
+        tick = app.tick
+        app.tick = lambda: ticks.append(tick())  # type: ignore[method-assign,func-returns-value]
+        app._pace(IDLE_REDRAW_S)  # the ticks restart with the redraws, half a tick after them
+        app._pace(app.redraw_s)
+        for _ in range(100):  # they go on (a slow machine may take a while)
+            if ticks:
+                break
+            await pilot.pause(0.05)
+        assert ticks
+        ticks.clear()
+        await pilot.pause(0.5)
+        assert len(ticks) <= 0.5 / app.tick_s + 2  # one timer's ticks: the old ones stopped
+
+
 async def test_a_change_with_nothing_left_over_takes_one_round(make_app: MakeApp) -> None:
     """A round that drew every panel (the table due, every chart within the budget) is the
     last: the next tick without new data redraws nothing."""

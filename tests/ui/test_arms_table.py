@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from textual.app import App, ComposeResult
@@ -233,11 +235,17 @@ async def test_a_worker_of_a_session_no_longer_shown_is_ignored(
 def test_a_frozen_copy_does_not_follow_the_arm_and_leaves_it_free_to_grow() -> None:
     session = Session.from_events(EVENTS)
     arm = session.arms["battery"]
-    frozen = arms_table.frozen_copy(arm)
+    frozen = arms_table.frozen_copy(arm, len(arm))
     view = np.frombuffer(frozen.columns["t"])  # a worker's numpy view of the copy
     session.add(trial(22, "battery"))  # the original grows while the view is held
     assert len(arm) == 3 and len(frozen) == 2 and view.tolist() == [11.0, 21.0]
-    assert frozen.battery_state == ["unplugged", "unplugged"]
+    assert frozen.battery_states() == ["unplugged", "unplugged"]
+    late = arms_table.frozen_copy(arm, 2)  # a worker copies later the rows counted on the loop
+    assert len(late) == 2 and len(late.battery_state) == 2
+    # nothing a garbage collection walks item by item (a copy a second of a list of a million
+    # states was: full collections held a replay's event loop for ~100 ms)
+    for held in (frozen.battery_state, *frozen.columns.values()):
+        assert len(gc.get_referents(held)) <= 1  # its type at most, never its items
 
 
 def test_frozen_samples_keep_the_readings_they_were_taken_with() -> None:
