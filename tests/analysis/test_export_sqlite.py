@@ -78,7 +78,7 @@ def test_the_session_row(tmp_path):
         db, "SELECT source, tag, device, backend, recording_version, exported_by FROM sessions"
     )
     assert source == str(SAMPLE) and tag and device == "Simulated iPhone" and backend == "sim"
-    assert version == 1 and exported
+    assert version == 2 and exported
 
 
 def test_telemetry_is_its_own_table(tmp_path):
