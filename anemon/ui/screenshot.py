@@ -1,6 +1,6 @@
 """Save an SVG of the dashboard on a recording, taken by the app itself (docs/screenshot.svg).
 
-python -m anemon.ui.screenshot recordings/sim-sustain-1b-v2.jsonl docs/screenshot.svg
+python -m anemon.ui.screenshot recordings/sim-battery-1b.jsonl docs/screenshot.svg
 """
 
 from __future__ import annotations
