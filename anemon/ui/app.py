@@ -417,22 +417,24 @@ class Dashboard(App[None]):
             )
         self.push_screen(KeysHelp(rows, note))
 
-    def _replayed(self) -> None:
-        """After a replay key: show its effect now, not at the next timer."""
+    def _replayed(self, moved: bool = True) -> None:
+        """After a replay key: show its effect now, not at the next timer. A seek (`moved`)
+        redraws every chart at once; a pause or a speed shows in the timeline, and the
+        charts take their turns (all at once held a replay at `max` for ~50 ms a key)."""
         self.timeline.show()
-        self.redraw(force=True)
+        self.redraw(force=moved)
 
     def action_toggle_pause(self) -> None:
         self.replay.toggle_pause()
-        self._replayed()
+        self._replayed(moved=False)
 
     def action_faster(self) -> None:
         self.replay.faster()
-        self._replayed()
+        self._replayed(moved=False)
 
     def action_slower(self) -> None:
         self.replay.slower()
-        self._replayed()
+        self._replayed(moved=False)
 
     def action_seek_by(self, seconds: float) -> None:
         self.replay.seek_by(seconds)

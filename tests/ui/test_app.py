@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 from anemon.events import AlertEvent, PhaseEvent, StartEvent, TextEvent, TrialEvent
 from anemon.recording.writer import Recorder, make_header
-from anemon.ui.app import Dashboard
+from anemon.ui.app import Dashboard, is_shown
 from anemon.ui.arms_table import ArmsTable
 from anemon.ui.charts import Chart, Strip
 from anemon.ui.log_panel import ErrorHighlighter, LogPanel
@@ -55,6 +55,25 @@ async def test_plus_and_minus_change_the_speed_shown(make_app: MakeApp) -> None:
         assert " 2× " in app.query_one(Timeline).shown
         await pilot.press("minus", "minus")
         assert app.feed.replay.speed == 0.5
+
+
+async def test_a_speed_key_leaves_the_charts_their_turns_and_a_seek_draws_them_all(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        drawn: list[str | None] = []
+        for chart in app.charts:
+            draw = chart.draw
+            chart.draw = lambda s, c=chart, d=draw: drawn.append(c.id) or d(s)  # type: ignore
+        monkeypatch.setattr("anemon.ui.app.ROUND_BUDGET_S", 0.0)  # a round draws one chart
+        await pilot.press("plus")
+        assert " 2× " in app.query_one(Timeline).shown and len(drawn) == 1
+        drawn.clear()
+        await pilot.press("left")
+        assert len(drawn) == len([c for c in app.charts if is_shown(c)]) > 1
 
 
 SEEKS = {
