@@ -69,10 +69,10 @@ async def test_a_speed_key_leaves_the_charts_their_turns_and_a_seek_draws_them_a
             draw = chart.draw
             chart.draw = lambda s, c=chart, d=draw: drawn.append(c.id) or d(s)  # type: ignore
         monkeypatch.setattr("anemon.ui.app.ROUND_BUDGET_S", 0.0)  # a round draws one chart
-        await pilot.press("plus")
+        app.action_faster()  # the keys' actions, called: no timer's round comes in between
         assert " 2× " in app.query_one(Timeline).shown and len(drawn) == 1
         drawn.clear()
-        await pilot.press("left")
+        app.action_seek_by(-10)
         assert len(drawn) == len([c for c in app.charts if is_shown(c)]) > 1
 
 
