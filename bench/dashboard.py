@@ -43,7 +43,7 @@ from anemon.pipeline import Pipeline
 from anemon.store import Session
 from anemon.ui.app import Dashboard
 from anemon.ui.app import is_shown as shown
-from anemon.ui.charts import Chart
+from anemon.ui.charts.chart import Chart
 from anemon.ui.layouts import resolve
 
 ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")

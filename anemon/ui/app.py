@@ -32,7 +32,8 @@ from anemon.store import Session
 from anemon.text import printable
 from anemon.ui import keys, layouts
 from anemon.ui.arms_table import BRIEF, ArmsTable
-from anemon.ui.charts import Chart, Charts, Strip, Strips
+from anemon.ui.charts.chart import Chart, Charts
+from anemon.ui.charts.strips import Strip, Strips
 from anemon.ui.confirm import END_THE_RUN, Confirm
 from anemon.ui.export import export_summary
 from anemon.ui.help import KeysHelp

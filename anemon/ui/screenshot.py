@@ -11,7 +11,7 @@ from pathlib import Path
 
 from anemon.feeds.replay import ReplayFeed
 from anemon.ui.app import Dashboard
-from anemon.ui.charts import Chart
+from anemon.ui.charts.chart import Chart
 from anemon.ui.layouts import resolve
 
 

@@ -12,7 +12,8 @@ from anemon.events import AlertEvent, PhaseEvent, StartEvent, TextEvent, TrialEv
 from anemon.recording.writer import Recorder, make_header
 from anemon.ui.app import Dashboard, is_shown
 from anemon.ui.arms_table import ArmsTable
-from anemon.ui.charts import Chart, Strip
+from anemon.ui.charts.chart import Chart
+from anemon.ui.charts.strips import Strip
 from anemon.ui.log_panel import ErrorHighlighter, LogPanel
 from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline

@@ -13,7 +13,8 @@ from textual_hires_canvas import Canvas
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
 from anemon.feeds.live import LiveFeed
 from anemon.ui.app import Dashboard
-from anemon.ui.charts import Chart, Segments, line_dots
+from anemon.ui.charts.chart import Chart
+from anemon.ui.charts.drawing import Segments, line_dots
 
 from .helpers import MakeApp, live_feed
 

@@ -15,7 +15,8 @@ from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
 from anemon.ui.arms_table import VS_REF, ArmsTable
-from anemon.ui.charts import Chart, arm_colour, dimmed
+from anemon.ui.charts.chart import Chart
+from anemon.ui.charts.specs import arm_colour, dimmed
 from anemon.ui.overlay import Overlay, arm_points, decode_mean, match_arms, series_points
 
 from .sample import ARMS, replay_feed, sustained

@@ -17,7 +17,8 @@ from anemon.events import (
     PreflightEvent,
     TextEvent,
 )
-from anemon.ui.charts import readable_range, to_cells, x_limits, y_limits
+from anemon.ui.charts.axes import readable_range, x_limits, y_limits
+from anemon.ui.charts.drawing import to_cells
 from anemon.ui.series import (
     bar,
     charging_text,

@@ -15,7 +15,7 @@ from anemon.events import Event, TelemetryEvent, TrialEvent
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
-from anemon.ui.charts import Chart
+from anemon.ui.charts.chart import Chart
 from anemon.ui.overlay import Overlay
 
 from .helpers import MakeApp

@@ -1,0 +1,414 @@
+"""The chart widget: a textual-plot PlotWidget fed decimated series on demand, and the
+container of the large charts a layout arranges."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from rich.text import Text
+from textual.app import ComposeResult, RenderResult
+from textual.containers import Vertical
+from textual.geometry import Region, Size
+from textual.widgets import Static
+from textual_hires_canvas import Canvas
+from textual_plot import HiResMode, LegendLocation, PlotWidget
+from textual_plot.plot_widget import FloatScalar, LinePlot
+
+from anemon.events import THERMAL_NAMES
+from anemon.store import Session
+from anemon.ui.charts.axes import (
+    ElapsedFormatter,
+    FittedFormatter,
+    ThermalFormatter,
+    x_limits,
+    y_limits,
+)
+from anemon.ui.charts.drawing import (
+    Segments,
+    along,
+    legend_box,
+    line_dots,
+    paint_braille,
+    refresh_changed_rows,
+    to_cells,
+)
+from anemon.ui.charts.specs import CHARTS, REF, ChartSpec, Line, dimmed, elapsed, trials
+from anemon.ui.overlay import Overlay
+from anemon.ui.series import Follower, decimate, steps
+
+MIN_ROWS = 3
+"""Rows inside the axes a numeric chart needs: two ticks (`FittedFormatter`) on rows of their
+own, so a reader can tell the scale. Fewer, and the chart shows its latest values as text."""
+
+
+Latest = tuple[str, str | None, str]
+"""The text form's entry for one line: its colour, its label (None: unlabelled), its value."""
+
+
+def latest_values(lines: Sequence[Line], value: Callable[[float], str]) -> list[Latest]:
+    """The newest finite value of each label (each arm; an unlabelled line alone): what a
+    chart too short to plot says instead."""
+    newest: dict[str | None, tuple[float, float, str]] = {}
+    for line in lines:
+        keep = ~(np.isnan(line.x) | np.isnan(line.y))
+        if not keep.any():
+            continue
+        at = int(np.flatnonzero(keep)[-1])
+        x, y = float(line.x[at]), float(line.y[at])
+        if line.label not in newest or x >= newest[line.label][0]:
+            newest[line.label] = (x, y, line.colour)
+    return [(colour, label, value(y)) for label, (_, y, colour) in newest.items()]
+
+
+def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
+    """The entries on one line, each after a stroke of its line's colour, if they fit
+    `width`; else one a line if `height` allows; else the values alone on one line (the
+    colours name the arms, as in every chart). Never an entry cut in two."""
+    if not entries:
+        return Text("no data yet", style="dim")
+
+    def entry(colour: str, label: str | None, value: str, named: bool = True) -> Text:
+        name = f"{label} " if label and named else ""
+        return Text.assemble(("━ ", colour), name, (value, "bold"))
+
+    named = [entry(*e) for e in entries]
+    line = Text("  ").join(named)
+    if line.cell_len <= width:
+        return line
+    if len(named) <= height:
+        return Text("\n").join(named)
+    return Text("  ").join(entry(*e, named=False) for e in entries)
+
+
+REF_STYLE = dimmed("#d0d0d0")
+"""The stroke of the one "ref" entry of a legend too narrow to name each reference."""
+
+
+def legend_line(entries: Sequence[tuple[str, str]]) -> Text:
+    """(label, style) entries on one line, each name after a stroke of its line's style."""
+    return Text("  ").join(Text.assemble(("━ ", style), label) for label, style in entries)
+
+
+class Chart(PlotWidget, can_focus=False):
+    """A PlotWidget fed decimated series on demand; not focusable, so app keys stay the app's.
+
+    Too short to label its values correctly (fewer rows inside the axes than `min_rows`), it
+    shows its latest value per arm as text instead of the plot: a chart never lies."""
+
+    DEFAULT_CSS = """
+    Chart { border: round $secondary-darken-2; }
+    Chart > .latest { display: none; layer: plot; padding: 0 1; }
+    Chart.short > Grid { display: none; }
+    Chart.short > .latest { display: block; }
+    """
+
+    def __init__(self, spec: ChartSpec, *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+        super().__init__(id=id, allow_pan_and_zoom=False)
+        self.spec = spec
+        self.elapsed_axis = ElapsedFormatter()
+        self.drawn: tuple[int, object, Size, object] | None = None
+        """(session id, data signature, size, reference) of the last draw: nothing new,
+        nothing to do."""
+        self.reference: Overlay | None = None
+        """The overlay drawn under the lines (`replay --overlay`, shown); None: none."""
+        self.drawn_end = 0.0
+        """Where the x axis ended at the last draw."""
+        self.y_axis = FittedFormatter()
+        self.latest: list[Latest] = []
+        """The text form's values, from the last draw."""
+        self.followers: dict[tuple[object, ...], Follower] = {}
+        """Each line's decimation, kept up to date as its points arrive (`follow`)."""
+        self._title = ""
+        self._subtitle: Text | None = None
+        self.segments: Segments = {}
+        """The braille dots of the segments drawn lately (`line_dots`)."""
+        self._quiet = False
+        """`draw` is handing textual-plot new datasets: it renders them itself, at the end."""
+        self._short_text: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Static(classes="latest")
+
+    @property
+    def min_rows(self) -> int:
+        """Rows inside the axes needed to label the values correctly: the thermal chart one
+        per state it names, a numeric one two ticks a row apart."""
+        return len(THERMAL_NAMES) if self.spec.thermal_axis else MIN_ROWS
+
+    @property
+    def short(self) -> bool:
+        """Too few rows to plot: the text form is shown."""
+        return self.plot_size[1] < self.min_rows
+
+    def on_mount(self) -> None:
+        self.border_title = Text(self.spec.title(Session()))  # before the first draw's turn
+        self.margin_top = 0
+        self.margin_bottom = 1
+        self.margin_left = 10 if self.spec.thermal_axis else 7
+        self.set_x_formatter(self.elapsed_axis)
+        self.set_y_formatter(ThermalFormatter() if self.spec.thermal_axis else self.y_axis)
+
+    def render(self) -> RenderResult:
+        """textual-plot's drawing, its canvases repainted only where a row changed: it draws
+        every canvas afresh (each pixel asking for a refresh), where a new trial changes a
+        few rows of the plot and often none of the axes' labels."""
+        canvases = list(self.query(Canvas))
+        # copies: a drawing may write into a row in place
+        before = [([*map(list.copy, c._buffer)], [*map(list.copy, c._styles)]) for c in canvases]
+        for canvas in canvases:  # textual-hires-canvas's own batching, without its refresh
+            canvas._refreshes_pending += 1
+        try:
+            return super().render()
+        finally:
+            for canvas, (buffer, styles) in zip(canvases, before, strict=True):
+                canvas._refreshes_pending -= 1
+                if not canvas._refreshes_pending:
+                    refresh_changed_rows(canvas, buffer, styles)
+
+    @property
+    def plot_size(self) -> tuple[int, int]:
+        """Cells inside the axis lines: the widget minus the y-axis margin, the x-axis margin
+        and the two axis lines (the border is outside `content_size`)."""
+        width = self.content_size.width - self.margin_left - 2
+        height = self.content_size.height - self.margin_top - self.margin_bottom - 2
+        return width, height
+
+    @property
+    def columns(self) -> int:
+        """Plot columns: what the series are decimated to."""
+        return max(10, self.plot_size[0])
+
+    def follow(
+        self, session: Session, lines: Sequence[Line]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each line decimated to two bins a column, by its `Follower`: only the points new
+        since the last draw are binned (a step line, a few points per change, is stepped and
+        decimated whole, as its last point moves with the clock)."""
+        bins = 2 * self.columns
+        known, self.followers = self.followers, {}
+        out = []
+        for index, line in enumerate(lines):
+            if line.step:
+                out.append(decimate(*steps(line.x, line.y, end=elapsed(session)), bins))
+                continue
+            key = (id(session), bins, index, line.label, line.colour, line.ref)
+            follower = known.get(key) or Follower(bins)
+            self.followers[key] = follower
+            out.append(follower.update(line.x, line.y))
+        return out
+
+    def draw(self, session: Session) -> bool:
+        """Bring the chart up to date with `session` if what it shows changed since the last
+        draw (its lines, or its x axis by a column or more); returns whether it did. It draws
+        its canvases at once (not the whole chart at the next render) and repaints only
+        their changed rows."""
+        reference = self.reference if self.spec.reference is not None else None
+        # a SOURCE arm's first trial places its reference: trials change what is drawn
+        ref_key = (id(reference), trials(session)) if reference is not None else None
+        key = (id(session), self.spec.data(session), self.content_size, ref_key)
+        end = max(self.spec.xmax(session), 1.0)
+        if key == self.drawn and abs(end - self.drawn_end) < self.drawn_end / self.columns:
+            return False
+        self.drawn, self.drawn_end = key, end
+        title = self.spec.title(session)
+        lines = self.spec.lines(session)
+        self.latest = latest_values(lines, self.spec.value)  # the replayed session's alone
+        if reference is not None and self.spec.reference is not None:
+            title = f"{title} · ref: {reference.label}"
+            lines = self.spec.reference(reference, session) + lines  # under the replayed lines
+        if title != self._title:  # Textual repaints the chart on every title set
+            self._title = title
+            self.border_title = Text(title)
+        if self.show_short():
+            return True
+        self.elapsed_axis.fit = max(2, self.columns // 7)
+        self.y_axis.rows = self.plot_size[1]
+        points = []
+        for x, y in self.follow(session, lines):
+            if len(x) == 1:  # a line needs two ends: a lone point would not show at all
+                x, y = np.repeat(x, 2), np.repeat(y, 2)
+            points.append((x, y))
+        # explicit limits from exactly the points handed over: none falls outside the axes
+        xlim = x_limits([x for x, _ in points], end)
+        ylim = y_limits([y for _, y in points], self.spec.ylimits(session))
+        self._quiet = True
+        try:
+            self.clear()
+            for line, (x, y) in zip(lines, points, strict=True):
+                self.plot(
+                    x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label
+                )
+            self.set_xlimits(*xlim)
+            self.set_ylimits(*ylim)
+            self.place_legend()
+        finally:
+            self._quiet = False
+        if self.canvases_ready():
+            self.render()  # its canvases drawn now: only their changed rows are repainted
+        else:
+            self.refresh()  # drawn when Textual renders the chart, at its size by then
+        return True
+
+    def _rerender(self) -> None:
+        """textual-plot's: draw at the next render, repainting the whole chart; while `draw`
+        hands over the datasets, only noted (it draws the canvases itself)."""
+        self._needs_rerender = True
+        if not self._quiet:
+            self.refresh()
+
+    def canvases_ready(self) -> bool:
+        """Whether the canvases are laid out at the chart's present size, so drawing them
+        now is what a render would draw (textual-plot sizes them in `render` otherwise)."""
+        if self._needs_canvas_resize:
+            return False
+        # an empty canvas (the top margin) is left as it is, by textual-plot too
+        if any(c.size and c._canvas_size != c.size for c in self.query(Canvas)):
+            return False
+        plot = self.query_one("#plot", Canvas)
+        inside = Region(1, 1, plot.size.width - 2, plot.size.height - 2)
+        return bool(plot.size) and self._scale_rectangle == inside
+
+    def on_resize(self) -> None:
+        # the points stay until the next draw, but a legend placed for the old size may hide them
+        self.place_legend()
+        self.y_axis.rows = self.plot_size[1]  # the ticks are placed again at the new height
+        self.show_short()
+
+    def show_short(self) -> bool:
+        """The text form if the chart is too short to plot (now: a resize redraws nothing),
+        else the plot; returns whether it is short."""
+        short = self.short
+        self.set_class(short, "short")
+        if short:
+            width, height = self.content_size.width - 2, self.content_size.height  # padding
+            shown = (tuple(self.latest), width, height)
+            if shown != self._short_text:  # the same words again: nothing to repaint
+                self._short_text = shown
+                self.query_one(".latest", Static).update(latest_text(self.latest, width, height))
+        return short
+
+    def place_legend(self) -> None:
+        """In the first corner (bottom left first) where it hides no line; else in the bottom
+        border, if it fits there whole; else not at all.
+
+        The legend floats over the plot: on a small chart it would cover the lines it names,
+        and the arms keep their colours in every chart, so another chart's legend serves.
+        """
+        if not self.spec.legend:
+            return
+        labels = [label for label in self._labels if label is not None]
+        width, height = self.plot_size
+        size = Size(4 + max(map(len, labels), default=0) + 2, len(labels) + 2)  # "⠒⠒⠒ name", border
+        if labels and size.width <= width and size.height <= height:
+            drawn = self.drawn_cells(Region(1, 1, width, height))
+            for corner in LEGEND_CORNERS:
+                box = legend_box(corner, size, width, height)
+                if not drawn[box.y : box.bottom, box.x : box.right].any():
+                    self.show_legend(corner)
+                    self.set_subtitle(None)
+                    return
+        self.show_legend(is_visible=False)
+        room = self.size.width - SUBTITLE_ROOM
+        fitting = (t for t in self.inline_legends() if len(t) and t.cell_len <= room)
+        self.set_subtitle(next(fitting, None))
+
+    def set_subtitle(self, subtitle: Text | None) -> None:
+        """The bottom border's text, set only when it changes: Textual repaints the whole
+        chart on every set."""
+        if subtitle != self._subtitle:
+            self._subtitle = subtitle
+            self.border_subtitle = subtitle
+
+    def inline_legends(self) -> list[Text]:
+        """The legend on one line, each name after a stroke of its line's colour; then, for
+        a narrower border, the references (the overlay) as one "ref" entry; then without
+        them (the title names the reference)."""
+        named = [(label, data.line_style)
+                 for label, data in zip(self._labels, self._datasets, strict=True)
+                 if label is not None and isinstance(data, LinePlot)]  # fmt: skip
+        arms = [(label, style) for label, style in named if not label.startswith(REF)]
+        refs = [(REF.strip(), REF_STYLE)] if len(arms) < len(named) else []
+        return [legend_line(entries) for entries in (named, arms + refs, arms)]
+
+    def inline_legend(self) -> Text:
+        """The legend on one line, every line named (the widest of `inline_legends`)."""
+        return self.inline_legends()[0]
+
+    def drawn_cells(self, box: Region) -> np.ndarray:
+        """Which cells (row, column) of the plot canvas the lines pass through, were the
+        axes drawn around `box`."""
+        cells = np.zeros((box.bottom + 1, box.right + 1), dtype=bool)
+        # textual-plot's own limits and datasets (private: it has no getters for them)
+        limits = (self._x_min, self._x_max, self._y_min, self._y_max)
+        if limits[0] == limits[1] or limits[2] == limits[3]:
+            return cells
+        for data in self._datasets:
+            if len(data.x):
+                x, y = along(*to_cells(data.x, data.y, limits, box))
+                cells[np.floor(y).astype(int), np.floor(x).astype(int)] = True
+        return cells
+
+    def _render_line_plot(self, dataset: LinePlot) -> None:
+        """textual-plot's braille line drawing, the same dots in the same cells, but the
+        points mapped and the dots set with numpy: its own loop per dot and per cell was
+        most of a chart's render (it is called from PlotWidget's private `_render_plot`)."""
+        if dataset.hires_mode != HiResMode.BRAILLE or len(dataset.x) < 2:
+            super()._render_line_plot(dataset)
+            return
+        canvas = self.query_one("#plot", Canvas)
+        limits = (self._x_min, self._x_max, self._y_min, self._y_max)
+        x, y = to_cells(dataset.x, dataset.y, limits, self._scale_rectangle)  # as one point's
+        paint_braille(canvas, *line_dots(canvas, x, y, self.segments), dataset.line_style)
+
+    def get_hires_pixel_from_coordinate(
+        self, x: FloatScalar, y: FloatScalar
+    ) -> tuple[FloatScalar, FloatScalar]:
+        """Data → canvas position, onto the cells inside the axes.
+
+        textual-plot maps [min, max] onto the closed span [left, right] of its box and the
+        canvas floors positions to cells, so x = max lands on the right axis line and
+        y = min on the bottom one, and the axes drawn next hide them (the end of a step
+        line, an arm's lowest trials). Here the span is half-open: the extremes fall in the
+        last cells inside the axes, the same ones `_scale_rectangle` frames.
+        """
+        box = self._scale_rectangle  # private in textual-plot: the axes are drawn around it
+        return to_cells(x, y, (self._x_min, self._x_max, self._y_min, self._y_max), box)
+
+    def get_pixel_from_coordinate(self, x: FloatScalar, y: FloatScalar) -> tuple[int, int]:
+        """Data → canvas cell, as the lines are drawn: a tick labels the row its value's
+        points land on (textual-plot's own mapping differs by up to a row, so on a short
+        thermal chart a state's line could lie on the row of the next state's name).
+
+        textual-plot moves a tick at y = min down a row (its mapping puts y = min on the
+        axis line, ours in the row above it): one row up here, so it stays on the points.
+        """
+        cx, cy = self.get_hires_pixel_from_coordinate(x, y)
+        row = math.floor(cy)
+        return math.floor(cx), row - 1 if y == self._y_min else row
+
+
+SUBTITLE_ROOM = 6
+"""Cells of the bottom border a subtitle leaves: its corners and the space around it."""
+
+
+LEGEND_CORNERS = (
+    LegendLocation.BOTTOMLEFT,
+    LegendLocation.TOPLEFT,
+    LegendLocation.TOPRIGHT,
+    LegendLocation.BOTTOMRIGHT,
+)
+
+
+class Charts(Vertical):
+    """The large charts, by id; a layout arranges (or hides) them."""
+
+    def __init__(self, ids: Sequence[str], *, id: str | None = None) -> None:  # noqa: A002 (Textual)
+        super().__init__(id=id)
+        self.ids = tuple(ids)
+
+    def compose(self) -> ComposeResult:
+        for name in self.ids:
+            yield Chart(CHARTS[name], id=name)

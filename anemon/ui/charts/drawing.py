@@ -1,0 +1,157 @@
+"""Drawing on a chart's canvas with numpy: data to cells, the braille dots of a polyline, and
+the rows to repaint. It reuses textual-hires-canvas's own clipping, Bresenham and braille
+table (private), so the dots are exactly the ones it would draw."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import overload
+
+import numpy as np
+from textual.geometry import Region, Size
+from textual_hires_canvas import Canvas
+from textual_hires_canvas.hires import pixels as hires_pixels
+from textual_plot import HiResMode, LegendLocation
+from textual_plot.plot_widget import FloatScalar
+
+INSIDE = 1e-6
+"""A millionth of a cell short of the far edge: the floor keeps it inside the axes."""
+
+
+Limits = tuple[float, float, float, float]
+"""x min, x max, y min, y max."""
+
+
+@overload
+def to_cells(
+    x: np.ndarray, y: np.ndarray, limits: Limits, box: Region
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def to_cells(
+    x: FloatScalar, y: FloatScalar, limits: Limits, box: Region
+) -> tuple[FloatScalar, FloatScalar]: ...
+def to_cells(
+    x: np.ndarray | FloatScalar, y: np.ndarray | FloatScalar, limits: Limits, box: Region
+) -> tuple[np.ndarray | FloatScalar, np.ndarray | FloatScalar]:
+    """Data → plot canvas position (in cells, fractional), onto the cells inside `box`."""
+    x_min, x_max, y_min, y_max = limits
+    fx = (x - x_min) / (x_max - x_min)
+    fy = (y - y_min) / (y_max - y_min)
+    return box.x + fx * (box.width - INSIDE), box.bottom - INSIDE - fy * (box.height - INSIDE)
+
+
+def along(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points along a polyline, closer than a braille dot: one in every cell it crosses."""
+    lengths = np.maximum(np.abs(np.diff(x)), np.abs(np.diff(y)))
+    at = np.r_[0.0, np.cumsum(np.ceil(lengths * 4) + 1)]
+    t = np.arange(at[-1] + 1)
+    return np.interp(t, at, x), np.interp(t, at, y)
+
+
+Segments = dict[tuple[int, int, int, int], list[tuple[int, int]]]
+"""Bresenham's dots of a segment, by its integer ends (a chart's memo: `line_dots`)."""
+SEGMENTS_KEPT = 20_000
+"""A chart's memo of segments is emptied past this many (a few MB at most)."""
+
+
+def line_dots(
+    canvas: Canvas, x: np.ndarray, y: np.ndarray, memo: Segments | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The braille dots (canvas cells × (2, 4)) of the polyline through (x, y) in canvas
+    cells, as textual-hires-canvas's `draw_hires_lines` finds them: each segment clipped to
+    the canvas, then its own Bresenham (private: reused, so the dots are exactly its)."""
+    width, height = canvas._canvas_region.width, canvas._canvas_region.height
+    x0, y0, x1, y1 = x[:-1], y[:-1], x[1:], y[1:]
+    inside = (np.minimum(x0, x1) >= 0) & (np.maximum(x0, x1) <= width - 1)
+    inside &= (np.minimum(y0, y1) >= 0) & (np.maximum(y0, y1) <= height - 1)
+    dot_x, dot_y = np.floor(x * 2).astype(np.int64), np.floor(y * 4).astype(np.int64)
+    bresenham = canvas._get_line_coordinates
+    memo = {} if memo is None else memo
+    if len(memo) > SEGMENTS_KEPT:
+        memo.clear()
+    ends = np.stack([dot_x[:-1], dot_y[:-1], dot_x[1:], dot_y[1:]], axis=1).tolist()
+    found: list[list[tuple[int, int]]] = []
+    for i, whole in enumerate(inside.tolist()):
+        if whole:  # the clip would hand the segment back as it is
+            key = tuple(ends[i])  # most segments stay put from one trial to the next
+            dots = memo.get(key)
+            if dots is None:
+                dots = memo[key] = bresenham(*ends[i])
+            found.append(dots)
+            continue
+        clipped = canvas._clip_line_cohen_sutherland(
+            float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i])
+        )
+        if clipped is not None:
+            a, b, c, d = clipped
+            found.append(
+                bresenham(
+                    math.floor(a * 2), math.floor(b * 4), math.floor(c * 2), math.floor(d * 4)
+                )
+            )
+    flat = np.fromiter(
+        itertools.chain.from_iterable(itertools.chain.from_iterable(found)), dtype=np.int64
+    )
+    return flat[0::2], flat[1::2]
+
+
+BRAILLE_CHARS: tuple[str | None, ...] = tuple(
+    hires_pixels[HiResMode.BRAILLE][tuple((mask >> bit) & 1 for bit in range(8))]
+    for mask in range(256)
+)
+"""The braille character of each dot pattern: bit k is dot k of the cell's 4×2 grid read row
+by row (textual-hires-canvas's own table, so the characters are its)."""
+
+
+def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: str) -> None:
+    """Set the cells the dots fall in to the braille character of their dots, in `style`,
+    as `Canvas.set_hires_pixels` does (a cell takes this line's dots alone), one refresh."""
+    width, height = canvas._canvas_region.width, canvas._canvas_region.height
+    cell_x, cell_y = dot_x // 2, dot_y // 4
+    keep = (cell_x >= 0) & (cell_x < width) & (cell_y >= 0) & (cell_y < height)
+    masks = np.zeros(width * height, dtype=np.int64)
+    bits = np.left_shift(1, (dot_y[keep] % 4) * 2 + dot_x[keep] % 2)
+    np.bitwise_or.at(masks, cell_y[keep] * width + cell_x[keep], bits)
+    buffer, styles = canvas._buffer, canvas._styles
+    cells = np.flatnonzero(masks)
+    for cell, mask in zip(cells.tolist(), masks[cells].tolist(), strict=True):
+        if char := BRAILLE_CHARS[mask]:
+            row, col = divmod(cell, width)
+            buffer[row][col] = char
+            styles[row][col] = style
+    canvas.refresh()
+
+
+def refresh_changed_rows(canvas: Canvas, buffer: list[list[str]], styles: list[list[str]]) -> None:
+    """Refresh the rows of `canvas` that differ from `buffer` and `styles` (copies of its
+    rows before a drawing); all of it if its size changed."""
+    now, now_styles = canvas._buffer, canvas._styles
+    if len(now) != len(buffer) or (now and len(now[0]) != len(buffer[0])):
+        canvas.refresh()
+        return
+    width = len(now[0]) if now else 0
+    changed = [y for y in range(len(now)) if now[y] != buffer[y] or now_styles[y] != styles[y]]
+    for run in runs_of(changed):
+        canvas.refresh(Region(0, run[0], width, len(run)))
+
+
+def runs_of(rows: list[int]) -> list[list[int]]:
+    """Ascending numbers grouped into runs of consecutive ones."""
+    out: list[list[int]] = []
+    for row in rows:
+        if out and out[-1][-1] + 1 == row:
+            out[-1].append(row)
+        else:
+            out.append([row])
+    return out
+
+
+def legend_box(corner: LegendLocation, size: Size, width: int, height: int) -> Region:
+    """Where textual-plot puts a legend of `size` in `corner` of a `width`×`height` plot
+    (canvas cells, the axes at 0)."""
+    left = corner in (LegendLocation.TOPLEFT, LegendLocation.BOTTOMLEFT)
+    top = corner in (LegendLocation.TOPLEFT, LegendLocation.TOPRIGHT)
+    x = 1 if left else width + 1 - size.width
+    y = 1 if top else height + 1 - size.height
+    return Region(x, y, size.width, size.height)

@@ -1,0 +1,330 @@
+"""What each chart shows: a `ChartSpec` per chart id (`CHARTS`), the lines it draws from a
+Session at full resolution, and the reference curves of an overlay under them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from textual.color import Color
+
+from anemon.events import THERMAL_NAMES
+from anemon.store import ArmSeries, Session
+from anemon.ui import overlay
+from anemon.ui.charts.axes import MARGIN
+from anemon.ui.overlay import Overlay
+from anemon.ui.series import column, owners, runs
+from anemon.ui.status import power_state
+
+PALETTE = ("#4fc1ff", "#f28c28", "#b5e853", "#d670d6", "#ffd700", "#ff5f5f", "#00d7af", "#af87ff")
+"""One colour per arm, in order of first appearance."""
+NO_ARM = "#8a8a8a"
+"""Power read while no arm runs (cooldowns, between launches)."""
+THERMAL = "#ff875f"
+DIM_TOWARDS = Color.parse("#3a3a3a")
+DIM_BY = 0.55
+"""A reference curve (`--overlay`) is its arm's colour this far towards a dark grey: the same
+hue, clearly behind the replayed lines."""
+
+
+def dimmed(colour: str) -> str:
+    return Color.parse(colour).blend(DIM_TOWARDS, DIM_BY).hex
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One dataset of a chart: full-resolution x (seconds since start) and y."""
+
+    x: np.ndarray
+    y: np.ndarray
+    colour: str
+    label: str | None = None
+    step: bool = False
+    ref: bool = False
+    """A reference curve (the overlay): drawn under the others, left out of the text form."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChartSpec:
+    """What a chart shows: its title and lines, and fixed y limits when it has them."""
+
+    title: Callable[[Session], str]
+    lines: Callable[[Session], list[Line]]
+    ylimits: Callable[[Session], tuple[float | None, float | None]] = lambda s: (None, None)
+    legend: bool = False
+    thermal_axis: bool = False
+    xmax: Callable[[Session], float] = lambda s: elapsed(s)
+    """The x axis runs from 0 to this (session seconds, or seconds since an arm's launch)."""
+    data: Callable[[Session], object] = lambda s: s.version
+    """A cheap signature of what the lines show. While it (and the chart's size) stays the
+    same, the chart is redrawn only once its x axis has grown by a column: host readings come
+    every second, and a reading that only extends a line (the same value again; a power
+    reading between two trials) can wait that long, as the axis does."""
+    value: Callable[[float], str] = lambda v: f"{v:,.1f}"
+    """A value in words, for the text form of a chart too short to plot (`Chart.min_rows`)."""
+    reference: Callable[[Overlay, Session], list[Line]] | None = None
+    """The overlay's curves for this chart (`anemon replay --overlay`); None: it has none."""
+
+
+def elapsed(session: Session) -> float:
+    return session.last_t - session.first_t if session.first_t is not None else 0.0
+
+
+def _since_start(session: Session, t: np.ndarray) -> np.ndarray:
+    return t - (session.first_t or 0.0)
+
+
+def arm_colour(session: Session, name: str) -> str:
+    return PALETTE[list(session.arms).index(name) % len(PALETTE)]
+
+
+def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
+    timed = column(arm.columns["warmup"]) == 0
+    x = _since_start(session, column(arm.columns["t"])[timed])
+    return Line(x, column(arm.columns[name])[timed], arm_colour(session, arm.name), arm.name)
+
+
+def trials(session: Session) -> tuple[int, ...]:
+    """The `data` signature of the per-arm charts: how many trials each arm has."""
+    return tuple(len(arm) for arm in session.arms.values())
+
+
+def per_arm(name: str) -> Callable[[Session], list[Line]]:
+    """One line per arm (warm-ups left out, as in the summary)."""
+    return lambda s: [_arm_line(s, arm, name) for arm in s.arms.values() if len(arm)]
+
+
+def nth_arm(index: int) -> Callable[[Session], list[Line]]:
+    """Decode of the index-th arm over its own time since launch, so two arms line up."""
+
+    def lines(session: Session) -> list[Line]:
+        arms = list(session.arms.values())
+        if index >= len(arms):
+            return []
+        arm = arms[index]
+        timed = column(arm.columns["warmup"]) == 0
+        x = column(arm.columns["app_t"])[timed]
+        y = column(arm.columns["decode_tps"])[timed]
+        return [Line(x, y, arm_colour(session, arm.name))]
+
+    return lines
+
+
+def longest_arm(session: Session) -> float:
+    ends = [np.nanmax(column(a.columns["app_t"])) for a in session.arms.values() if len(a)]
+    ends = [e for e in ends if not np.isnan(e)]
+    return float(max(ends)) if ends else 0.0
+
+
+def nth_arm_title(index: int) -> Callable[[Session], str]:
+    def title(session: Session) -> str:
+        arms = list(session.arms)
+        return f"decode tok/s · {arms[index]}" if index < len(arms) else "decode tok/s · —"
+
+    return title
+
+
+def decode_limits(session: Session) -> tuple[float | None, float | None]:
+    """Shared by the side-by-side arm charts, so heights compare."""
+    tops = [np.nanmax(column(a.columns["decode_tps"])) for a in session.arms.values() if len(a)]
+    tops = [t for t in tops if not np.isnan(t)]
+    return (0.0, float(max(tops)) * 1.05) if tops else (None, None)
+
+
+def session_line(attr: str, colour: str, step: bool = False) -> Callable[[Session], list[Line]]:
+    def lines(session: Session) -> list[Line]:
+        series = getattr(session, attr)
+        t = _since_start(session, column(series.t))
+        return [Line(t, column(series.value), colour, step=step)] if len(t) else []
+
+    return lines
+
+
+def latest(attr: str) -> Callable[[Session], object]:
+    """The `data` signature of a session series' chart: its newest value (a reading with the
+    same value again only extends the line)."""
+    return lambda s: getattr(s, attr).last()
+
+
+def battery_title(session: Session) -> str:
+    return f"battery % ({session.battery_state or 'state unknown'})"
+
+
+def arm_spans(session: Session) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """When each arm ran: (starts ascending, ends, arm names), one span per launch, from its
+    first trial to its last. The latest launch starts at its START (loading is the arm's too)
+    and, while it is the current arm's and no END has come, stays open (its last readings
+    come before its next trial)."""
+    spans: list[tuple[float, float, str]] = []
+    for arm in session.arms.values():
+        t, rounds = column(arm.columns["t"]), column(arm.columns["round"])
+        mine = [(float(t[r].min()), float(t[r].max()), arm.name) for r in runs(rounds)]
+        if arm.start is not None:
+            begin = arm.start.t
+            traced = bool(len(rounds)) and rounds[-1] == arm.rounds  # its trials have come
+            first, last, _ = mine.pop() if traced else (begin, begin, arm.name)
+            running = arm.name == session.current_arm and (arm.end is None or arm.end.t < begin)
+            mine.append((min(begin, first), math.inf if running else last, arm.name))
+        spans.extend(mine)
+    spans.sort(key=lambda span: span[0])
+    starts = np.array([s[0] for s in spans], dtype=float)
+    return starts, np.array([s[1] for s in spans], dtype=float), [s[2] for s in spans]
+
+
+def power_lines(session: Session) -> list[Line]:
+    """Host power readings, coloured by the arm whose span (`arm_spans`) they fall in, grey
+    outside every span; each stretch starts at the previous one's last reading, so the line
+    runs on unbroken as the colour changes."""
+    series = session.power_w
+    if not len(series.t):
+        return []
+    t, watts = column(series.t), column(series.value).copy()  # the lines outlive the view
+    starts, ends, names = arm_spans(session)
+    owner = owners(t, starts, ends)
+    x = _since_start(session, t)
+    lines = []
+    for part in runs(owner):
+        joined = slice(max(part.start - 1, 0), part.stop)
+        k = int(owner[part.start])
+        if k < 0:
+            lines.append(Line(x[joined], watts[joined], NO_ARM, "no arm"))
+        else:
+            lines.append(Line(x[joined], watts[joined], arm_colour(session, names[k]), names[k]))
+    return lines
+
+
+def power_data(session: Session) -> object:
+    """What colours the readings (the arms' spans, which arm runs): a reading a second is
+    drawn with the next trial, or once the x axis has grown by a column."""
+    ends = tuple((a.rounds, a.end.t if a.end else None) for a in session.arms.values())
+    return bool(session.power_w.t), trials(session), ends, session.current_arm
+
+
+def power_limits(session: Session) -> tuple[float | None, float | None]:
+    """From 0 W (the idle phone is always on the chart anyway), with room above the peak."""
+    watts = column(session.power_w.value)
+    top = float(np.max(watts)) if len(watts) else 0.0
+    return (0.0, top * (1 + MARGIN)) if top > 0 else (None, None)
+
+
+def power_title(session: Session) -> str:
+    if not len(session.power_w.t):
+        return "power W (no readings)"
+    state = power_state(session)
+    if state == "charging":
+        return "power W (charging: not the load)"
+    return "power W" if state == "—" else f"power W ({state})"
+
+
+REF = "ref "
+"""What a reference curve's label starts with ("ref ARM")."""
+
+
+def ref_lines(points: list[overlay.RefPoints], session: Session, colour: str | None = None,
+              ) -> list[Line]:  # fmt: skip
+    """The overlay's points as dimmed lines in their SOURCE arm's colour (or `colour`), each
+    arm labelled once ("ref ARM") however many rounds it has."""
+    lines, named = [], set()
+    for arm, x, y in points:
+        label = None if arm in named else f"{REF}{arm}"
+        named.add(arm)
+        hue = colour or arm_colour(session, arm)
+        lines.append(Line(x, y, dimmed(hue), label, ref=True))
+    return lines
+
+
+def ref_arm(name: str) -> Callable[[Overlay, Session], list[Line]]:
+    """The matched OTHER arms' trials of a per-trial figure, on their SOURCE arm's time."""
+    return lambda o, s: ref_lines(overlay.arm_points(o, s, name), s)
+
+
+def ref_series(attr: str, step: bool = False, colour: str | None = None,
+               ) -> Callable[[Overlay, Session], list[Line]]:  # fmt: skip
+    """A session series of OTHER during its matched arms' rounds (already stepped)."""
+    return lambda o, s: ref_lines(overlay.series_points(o, s, attr, step), s, colour)
+
+
+def ref_nth_arm(index: int) -> Callable[[Overlay, Session], list[Line]]:
+    """The index-th SOURCE arm's reference over its own time since launch (`nth_arm`), up to
+    the replayed arm's latest trial."""
+
+    def lines(reference: Overlay, session: Session) -> list[Line]:
+        arms = list(session.arms)
+        theirs = reference.match(session).get(arms[index]) if index < len(arms) else None
+        if theirs is None:
+            return []
+        arm = reference.session.arms[theirs]
+        timed = column(arm.columns["warmup"]) == 0
+        x, y = column(arm.columns["app_t"])[timed], column(arm.columns["decode_tps"])[timed]
+        x, y = overlay.clipped(x, y, longest_arm(session))
+        return ref_lines([(arms[index], x, y)], session) if len(x) else []
+
+    return lines
+
+
+CHARTS: dict[str, ChartSpec] = {
+    "decode": ChartSpec(
+        lambda s: "decode tok/s",
+        per_arm("decode_tps"),
+        legend=True,
+        data=trials,
+        reference=ref_arm("decode_tps"),
+    ),
+    "power": ChartSpec(
+        power_title,
+        power_lines,
+        power_limits,
+        data=power_data,
+        value=lambda v: f"{v:.2f} W",
+        reference=ref_series("power_w"),
+    ),
+    "prefill": ChartSpec(
+        lambda s: "prefill tok/s",
+        per_arm("prompt_tps"),
+        legend=True,
+        data=trials,
+        value=lambda v: f"{v:,.0f}",
+        reference=ref_arm("prompt_tps"),
+    ),
+    "thermal": ChartSpec(
+        lambda s: "thermal state",
+        session_line("thermal", THERMAL, step=True),
+        ylimits=lambda s: (-0.1, 3.1),
+        thermal_axis=True,
+        data=latest("thermal"),
+        value=lambda v: THERMAL_NAMES[int(v)],
+        reference=ref_series("thermal", step=True, colour=THERMAL),
+    ),
+    "battery": ChartSpec(
+        battery_title,
+        session_line("battery", "#87d787"),
+        lambda s: (0, 100),
+        data=lambda s: (s.battery.last(), s.battery_state),
+        value=lambda v: f"{v:.0f} %",
+    ),
+    "free": ChartSpec(
+        lambda s: "free disk GB",
+        session_line("free_gb", "#87afff"),
+        data=latest("free_gb"),
+        value=lambda v: f"{v:,.1f} GB",
+    ),
+    "arm-a": ChartSpec(
+        nth_arm_title(0),
+        nth_arm(0),
+        decode_limits,
+        xmax=longest_arm,
+        data=trials,
+        reference=ref_nth_arm(0),
+    ),
+    "arm-b": ChartSpec(
+        nth_arm_title(1),
+        nth_arm(1),
+        decode_limits,
+        xmax=longest_arm,
+        data=trials,
+        reference=ref_nth_arm(1),
+    ),
+}
+"""Chart id → what it shows; the layouts place them by id."""
