@@ -24,6 +24,7 @@ from anemon.events import THERMAL_NAMES, EndEvent, StartEvent, TelemetryEvent, T
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard, is_shown
+from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter
 from anemon.ui.charts.chart import Chart, latest_text
 from anemon.ui.charts.drawing import line_dots, paint_braille
 from anemon.ui.charts.specs import NO_ARM, arm_colour, arm_spans, power_lines, power_title
@@ -171,6 +172,28 @@ async def test_charts_still_fit_after_the_terminal_is_resized(
         assert_charts_fit(app, DEFAULT_CHARTS)
 
 
+@pytest.mark.parametrize("redrawn", [False, True], ids=["old points", "redrawn"])
+async def test_charts_too_short_to_plot_plot_again_once_the_terminal_grows(
+    make_app: MakeApp, redrawn: bool
+) -> None:
+    """A chart that showed its values in words (its canvases hidden, so never resized) plots
+    them again at its new size, with or without a new draw."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        await pilot.resize_terminal(120, 26)
+        await draw_all(pilot)
+        assert any(c.short for c in shown_charts(app))
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        if redrawn:
+            await draw_all(pilot)
+        for chart in shown_charts(app):
+            for canvas in chart.query(Canvas):  # (the top margin's is empty: left as it is)
+                assert not canvas.size or canvas._canvas_size == canvas.size, chart.id
+        assert_charts_fit(app, DEFAULT_CHARTS)
+
+
 async def test_charts_fit_after_the_layout_changes_their_size(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -253,6 +276,37 @@ def test_an_arm_launched_twice_has_a_span_per_launch() -> None:
     starts, ends, names = arm_spans(session)
     assert names == ["a", "b", "a"]
     assert starts.tolist() == [1, 3, 5] and ends.tolist() == [2, 4, math.inf]
+
+
+async def test_an_arm_launched_twice_is_not_drawn_across_the_time_between(
+    make_app: MakeApp,
+) -> None:
+    """Decode over the session: one line per launch, the arm named once; the A/B chart
+    (time since launch): each launch from its own start, none joined back to the last."""
+    feed = live_feed()
+    for t0, arm in ((0, "a"), (300, "b"), (600, "a")):
+        feed.pipeline.emit(StartEvent(t=t0, wall=t0, arm=arm, line=f"START arm={arm}"))
+        for i in range(1, 31):
+            t = t0 + 5.0 * i
+            feed.pipeline.emit(
+                TrialEvent(t=t, wall=t, arm=arm, trial=i, app_t=5.0 * i, decode_tps=60.0 - i)
+            )
+    app = make_app("ab", feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        arm_a = app.query_one("#arm-a", Chart)
+        assert len(arm_a._datasets) == 2
+        assert [float(d.x.min()) for d in arm_a._datasets] == [5.0, 5.0]
+        app.use_layout(layouts.resolve("default"))
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        assert [d.line_style for d in decode._datasets].count(arm_colour(feed.session, "a")) == 2
+        assert [label for label in decode._labels if label] == ["a", "b"]
+        first, second = (
+            d for d in decode._datasets if d.line_style == decode._datasets[0].line_style
+        )
+        assert first.x.max() <= 150 and second.x.min() >= 600
+        assert [p for p in problems(decode)] == []
 
 
 def test_no_power_readings_no_lines_and_the_title_says_so() -> None:
@@ -429,12 +483,25 @@ async def test_the_text_form_names_each_arm_and_its_newest_value(make_app: MakeA
         assert not decode.query_one(".latest").display
 
 
+def test_y_labels_too_long_for_the_axis_are_given_short() -> None:
+    axis = FittedFormatter()
+    assert axis.get_labels_for_ticks([0, 2000, 4000]) == ["0", "2000", "4000"]
+    assert axis.get_labels_for_ticks([0.0, 0.04, 0.08]) == ["0.00", "0.04", "0.08"]
+    assert axis.get_labels_for_ticks([0, 4e6, 8e6, 12e6]) == ["0", "4M", "8M", "12M"]
+    assert axis.get_labels_for_ticks([1.2e9, 1.25e9]) == ["1.2G", "1.25G"]
+    assert axis.get_labels_for_ticks([-2e-05, 0, 2e-05]) == ["-2e-05", "0", "2e-05"]
+    assert all(len(label) <= LABEL_WIDTH for label in axis.get_labels_for_ticks([999_950_000]))
+
+
 def test_the_text_form_is_one_line_when_it_fits_else_one_value_a_line() -> None:
     entries = [("#fff", "a", "1.0"), ("#000", "bb", "22.0"), ("#111", None, "3")]
     assert latest_text(entries, 40, 1).plain == "━ a 1.0  ━ bb 22.0  ━ 3"
     assert latest_text(entries, 12, 3).plain == "━ a 1.0\n━ bb 22.0\n━ 3"
     assert latest_text(entries, 12, 2).plain == "━ 1.0  ━ 22.0  ━ 3"  # the colours name them
     assert latest_text([], 12, 2).plain == "no data yet"
+    # a name too long for the width: the value alone, not a value wrapped out of sight
+    assert latest_text([("#fff", "minicpm5_1b_ane_pal8", "2,339")], 16, 1).plain == "━ 2,339"
+    assert latest_text(entries, 7, 3).plain == "━ 1.0\n━ 22.0\n━ 3"
 
 
 coordinate = st.floats(min_value=-20, max_value=60, allow_nan=False, allow_infinity=False)

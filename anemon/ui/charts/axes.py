@@ -47,9 +47,25 @@ class ThermalFormatter(AxisFormatter):
         return [THERMAL_NAMES[int(t)] for t in ticks]
 
 
+LABEL_WIDTH = 6
+"""Characters a numeric y axis's labels have: textual-plot cuts a label to its margin, less
+the tick (12,000,000 would read 120000)."""
+SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def compact(value: float) -> str:
+    """A tick's value short enough for the axis: 12M, 2.5k, 1e-05 (ticks are round numbers:
+    four significant digits are plenty)."""
+    for scale, suffix in SI:
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{suffix}"
+    return f"{value:.4g}"
+
+
 class FittedFormatter(NumericAxisFormatter):
     """A numeric y axis with no more ticks than its `rows` can hold a row apart (every k-th
-    of the nice ticks in range), so no two labels share, and overwrite, a row."""
+    of the nice ticks in range), so no two labels share, and overwrite, a row; labels too
+    long for the axis are given `compact`ly."""
 
     def __init__(self) -> None:
         self.rows = 8
@@ -58,6 +74,12 @@ class FittedFormatter(NumericAxisFormatter):
         ticks = [t for t in super().get_ticks(min_, max_, max_ticks) if min_ <= t <= max_]
         room = max(1, (self.rows + 1) // 2)
         return ticks[:: math.ceil(len(ticks) / room)] if ticks else ticks
+
+    def get_labels_for_ticks(self, ticks: Sequence[float]) -> list[str]:
+        labels = super().get_labels_for_ticks(ticks)
+        if all(len(label) <= LABEL_WIDTH for label in labels):
+            return labels
+        return [compact(tick) for tick in ticks]
 
 
 MARGIN = 0.05

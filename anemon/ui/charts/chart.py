@@ -3,6 +3,7 @@ container of the large charts a layout arranges."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -19,6 +20,7 @@ from textual_plot.plot_widget import FloatScalar, LinePlot
 from anemon.events import THERMAL_NAMES
 from anemon.store import Session
 from anemon.ui.charts.axes import (
+    LABEL_WIDTH,
     ElapsedFormatter,
     FittedFormatter,
     ThermalFormatter,
@@ -48,24 +50,32 @@ Latest = tuple[str, str | None, str]
 
 
 def latest_values(lines: Sequence[Line], value: Callable[[float], str]) -> list[Latest]:
-    """The newest finite value of each label (each arm; an unlabelled line alone): what a
-    chart too short to plot says instead."""
-    newest: dict[str | None, tuple[float, float, str]] = {}
+    """The newest finite value of each label (each arm; the unlabelled lines as one): what a
+    chart too short to plot says instead. A chart's lines come in the order of time (an
+    arm's launches, a power line's stretches), so of two lines with one label the later's."""
+    newest: dict[str | None, tuple[float, str]] = {}
     for line in lines:
         keep = ~(np.isnan(line.x) | np.isnan(line.y))
-        if not keep.any():
-            continue
-        at = int(np.flatnonzero(keep)[-1])
-        x, y = float(line.x[at]), float(line.y[at])
-        if line.label not in newest or x >= newest[line.label][0]:
-            newest[line.label] = (x, y, line.colour)
-    return [(colour, label, value(y)) for label, (_, y, colour) in newest.items()]
+        if keep.any():
+            newest[line.label] = (float(line.y[np.flatnonzero(keep)[-1]]), line.colour)
+    return [(colour, label, value(y)) for label, (y, colour) in newest.items()]
+
+
+def cut(
+    x: np.ndarray, y: np.ndarray, breaks: np.ndarray | None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The points (x ascending) as one part per launch: cut before each of `breaks`."""
+    if breaks is None or not len(breaks):
+        return [(x, y)]
+    bounds = [0, *np.searchsorted(x, breaks).tolist(), len(x)]
+    return [(x[a:b], y[a:b]) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
     """The entries on one line, each after a stroke of its line's colour, if they fit
-    `width`; else one a line if `height` allows; else the values alone on one line (the
-    colours name the arms, as in every chart). Never an entry cut in two."""
+    `width`; else one a line if `height` allows and each fits; else the values alone (the
+    colours name the arms, as in every chart), on one line or one a line, as they fit.
+    Never an entry cut in two."""
     if not entries:
         return Text("no data yet", style="dim")
 
@@ -73,13 +83,14 @@ def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
         name = f"{label} " if label and named else ""
         return Text.assemble(("━ ", colour), name, (value, "bold"))
 
-    named = [entry(*e) for e in entries]
-    line = Text("  ").join(named)
-    if line.cell_len <= width:
-        return line
-    if len(named) <= height:
-        return Text("\n").join(named)
-    return Text("  ").join(entry(*e, named=False) for e in entries)
+    bare = [entry(*e, named=False) for e in entries]
+    for form in ([entry(*e) for e in entries], bare):
+        line = Text("  ").join(form)
+        if line.cell_len <= width:
+            return line
+        if len(form) <= height and all(text.cell_len <= width for text in form):
+            return Text("\n").join(form)
+    return Text("  ").join(bare)
 
 
 REF_STYLE = dimmed("#d0d0d0")
@@ -147,7 +158,7 @@ class Chart(PlotWidget, can_focus=False):
         self.border_title = Text(self.spec.title(Session()))  # before the first draw's turn
         self.margin_top = 0
         self.margin_bottom = 1
-        self.margin_left = 10 if self.spec.thermal_axis else 7
+        self.margin_left = 10 if self.spec.thermal_axis else LABEL_WIDTH + 1
         self.set_x_formatter(self.elapsed_axis)
         self.set_y_formatter(ThermalFormatter() if self.spec.thermal_axis else self.y_axis)
 
@@ -156,6 +167,10 @@ class Chart(PlotWidget, can_focus=False):
         every canvas afresh (each pixel asking for a refresh), where a new trial changes a
         few rows of the plot and often none of the axes' labels."""
         canvases = list(self.query(Canvas))
+        if any(c.size and c._canvas_size != c.size for c in canvases):
+            # laid out at a new size since they were drawn: textual-plot resizes its canvases
+            # only when the chart itself is resized, not when they are shown again (`short`)
+            self._needs_canvas_resize = self._needs_rerender = True
         # copies: a drawing may write into a row in place
         before = [([*map(list.copy, c._buffer)], [*map(list.copy, c._styles)]) for c in canvases]
         for canvas in canvases:  # textual-hires-canvas's own batching, without its refresh
@@ -226,21 +241,21 @@ class Chart(PlotWidget, can_focus=False):
             return True
         self.elapsed_axis.fit = max(2, self.columns // 7)
         self.y_axis.rows = self.plot_size[1]
-        points = []
-        for x, y in self.follow(session, lines):
-            if len(x) == 1:  # a line needs two ends: a lone point would not show at all
-                x, y = np.repeat(x, 2), np.repeat(y, 2)
-            points.append((x, y))
+        points = []  # (x, y, line, labelled): a line cut at its breaks, labelled once
+        for line, (x, y) in zip(lines, self.follow(session, lines), strict=True):
+            for n, (x_part, y_part) in enumerate(cut(x, y, line.breaks)):
+                if len(x_part) == 1:  # a line needs two ends: a lone point would not show
+                    x_part, y_part = np.repeat(x_part, 2), np.repeat(y_part, 2)
+                points.append((x_part, y_part, line, n == 0))
         # explicit limits from exactly the points handed over: none falls outside the axes
-        xlim = x_limits([x for x, _ in points], end)
-        ylim = y_limits([y for _, y in points], self.spec.ylimits(session))
+        xlim = x_limits([x for x, *_ in points], end)
+        ylim = y_limits([y for _, y, *_ in points], self.spec.ylimits(session))
         self._quiet = True
         try:
             self.clear()
-            for line, (x, y) in zip(lines, points, strict=True):
-                self.plot(
-                    x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=line.label
-                )
+            for x, y, line, labelled in points:
+                label = line.label if labelled else None
+                self.plot(x, y, line_style=line.colour, hires_mode=HiResMode.BRAILLE, label=label)
             self.set_xlimits(*xlim)
             self.set_ylimits(*ylim)
             self.place_legend()

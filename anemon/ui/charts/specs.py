@@ -44,6 +44,9 @@ class Line:
     step: bool = False
     ref: bool = False
     """A reference curve (the overlay): drawn under the others, left out of the text form."""
+    breaks: np.ndarray | None = None
+    """The x where another launch's points begin (ascending): the line is not drawn across
+    the time between two launches (a cooldown, the other arm's round)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +86,10 @@ def arm_colour(session: Session, name: str) -> str:
 def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
     timed = column(arm.columns["warmup"]) == 0
     x = _since_start(session, column(arm.columns["t"])[timed])
-    return Line(x, column(arm.columns[name])[timed], arm_colour(session, arm.name), arm.name)
+    launches = runs(column(arm.columns["round"])[timed])[1:]
+    breaks = x[[launch.start for launch in launches]]
+    y = column(arm.columns[name])[timed]
+    return Line(x, y, arm_colour(session, arm.name), arm.name, breaks=breaks)
 
 
 def trials(session: Session) -> tuple[int, ...]:
@@ -97,7 +103,8 @@ def per_arm(name: str) -> Callable[[Session], list[Line]]:
 
 
 def nth_arm(index: int) -> Callable[[Session], list[Line]]:
-    """Decode of the index-th arm over its own time since launch, so two arms line up."""
+    """Decode of the index-th arm over its own time since launch, so two arms line up: a line
+    per launch, each from its own start."""
 
     def lines(session: Session) -> list[Line]:
         arms = list(session.arms.values())
@@ -107,7 +114,8 @@ def nth_arm(index: int) -> Callable[[Session], list[Line]]:
         timed = column(arm.columns["warmup"]) == 0
         x = column(arm.columns["app_t"])[timed]
         y = column(arm.columns["decode_tps"])[timed]
-        return [Line(x, y, arm_colour(session, arm.name))]
+        colour = arm_colour(session, arm.name)
+        return [Line(x[r], y[r], colour) for r in runs(column(arm.columns["round"])[timed])]
 
     return lines
 
