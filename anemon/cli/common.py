@@ -195,6 +195,23 @@ def _pipe_closed() -> None:
     raise BrokenPipeError
 
 
+def write_stdout(text: str) -> None:
+    """All of `text` to stdout, flushed, or BrokenPipeError inside main(). A large write into
+    a pipe whose reader goes away mid-write (`anemon export X | head -1`) returns short
+    without an error (CPython's BufferedWriter): the rest would be lost and the status 0."""
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # not a file (a test's capture): nothing to come back short
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
+    while data:
+        data = data[buffer.write(data) :]
+    buffer.flush()
+
+
 def add_warnings_option(parser: argparse.ArgumentParser) -> None:
     """--warnings: every command that reads a SOURCE can list its warnings, line by line."""
     parser.add_argument(

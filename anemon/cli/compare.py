@@ -4,10 +4,9 @@ side by side across sessions (docs/spec/cli.md "v2: compare")."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings, stdout_console
+from anemon.cli.common import add_warnings_option, report_warnings, stdout_console, write_stdout
 from anemon.errors import AnemonError
 
 FORMATS = ("table", "md", "csv", "json")
@@ -45,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
         console = stdout_console()
         console.print(compare.rich_table(comparison, console.width))
     else:
-        sys.stdout.write(compare.FORMATS[args.format](comparison))
-        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+        write_stdout(compare.FORMATS[args.format](comparison))
     for given, one in zip(args.sources, loaded, strict=True):
         report_warnings(str(given), one.warnings, one.listed, listing=args.warnings)
     return 0

@@ -16,6 +16,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from anemon.cli.common import write_stdout
 from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if args.backend != "all" and results[0].unavailable:
         raise DeviceError(f"{args.backend}: {results[0].unavailable}")
     if args.json:
-        print(to_json(results))
+        write_stdout(to_json(results) + "\n")
     else:
         _print_table(results)
     return 0

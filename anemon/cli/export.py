@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-import sys
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings
+from anemon.cli.common import add_warnings_option, report_warnings, write_stdout
 from anemon.errors import AnemonError, OutputError
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
@@ -47,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise OutputError(f"cannot write {args.output}: {_reason(e)}") from e
     if text is not None:
-        sys.stdout.write(text)
-        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+        write_stdout(text)
     report_warnings(str(args.source), loaded.warnings, loaded.listed, listing=args.warnings)
     return 0
 

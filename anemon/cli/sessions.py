@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anemon.cli.common import stdout_console
+from anemon.cli.common import stdout_console, write_stdout
 from anemon.recording.writer import DEFAULT_DIR
 from anemon.text import printable
 
@@ -38,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
     index = build_index(args.directory)
     if args.format == "json":
         rows = [entry_json(entry, index.changes) for entry in index.entries]
-        sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
-        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+        write_stdout(json.dumps(rows, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     else:
         _print_table(index, args.directory)
     for path, why in index.skipped:

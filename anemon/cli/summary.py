@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings, stdout_console
+from anemon.cli.common import add_warnings_option, report_warnings, stdout_console, write_stdout
 
 FORMATS = ("table", "md", "csv", "json")
 
@@ -39,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
             "csv": render.to_csv_of_sources,
             "json": render.to_json_of_sources,
         }
-        sys.stdout.write(text[args.format](sources))
-        sys.stdout.flush()  # a closed pipe shows here, inside main(), not at interpreter exit
+        write_stdout(text[args.format](sources))
     for given, one in zip(args.sources, loaded, strict=True):
         report_warnings(str(given), one.warnings, one.listed, listing=args.warnings)
     return 0

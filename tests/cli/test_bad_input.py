@@ -172,6 +172,37 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path, argv):
     assert done.returncode == 141 and done.stderr == ""
 
 
+def test_a_reader_gone_in_the_middle_of_a_large_output_is_a_closed_pipe(tmp_path):
+    """`anemon export X | head -1`: the reader goes while the output is still being written,
+    which CPython's buffered write reports only as a short count. Status 141, not 0 with the
+    rest of the table silently dropped."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    log = tmp_path / "long.log"
+    trial = "TRIAL arm=a trial={i} warmup=0 t={i} decode_tps=50.5 prompt_tps=2000 gen=256\n"
+    log.write_text("START arm=a\n" + "".join(trial.format(i=i) for i in range(1, 20_001)))
+    read_end, write_end = os.pipe()
+
+    def head() -> None:  # the first bytes, then gone: the output is far larger than a pipe
+        os.read(read_end, 1)
+        os.close(read_end)
+
+    reader = threading.Thread(target=head)
+    reader.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "anemon", "export", str(log), "--format", "csv"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+        reader.join()
+    assert done.returncode == 141 and done.stderr == ""
+
+
 def test_a_terminal_that_hung_up_ends_quietly_as_a_closed_pipe():
     """stdout a terminal whose other end has gone (a closed window): writes fail with EIO;
     as with a closed pipe, no traceback and status 141."""
