@@ -8,7 +8,6 @@ Nothing is launched and nothing is recorded.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,9 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from anemon.control.plan import load_plan
     from anemon.headless import make_console, preflight_table
 
-    plan = load_plan(args.plan)
-    if args.device:
-        plan = dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=args.device))
+    plan = load_plan(args.plan, args.device)
     import asyncio  # here: `anemon --help` builds this parser without asyncio
 
     result = asyncio.run(check(plan))

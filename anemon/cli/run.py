@@ -14,7 +14,6 @@ in the dashboard as headless, from the first moments after start-up).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -61,9 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from anemon.control.plan import load_plan
 
-    plans = [(path, load_plan(path)) for path in args.plan]
-    if args.device:
-        plans = [(path, _on_kind(plan, args.device)) for path, plan in plans]
+    plans = [(path, load_plan(path, args.device)) for path in args.plan]
     for path, plan in plans:
         if args.speed is not None and plan.device.kind != "sim":
             where = f"{path}: " if len(plans) > 1 else ""
@@ -72,10 +69,6 @@ def run(args: argparse.Namespace) -> int:
         return execute_several(plans, args, args.speed or 1.0, force=args.force)
     with serve_metrics(args) as metrics:
         return execute(plans[0][1], args, args.speed or 1.0, force=args.force, metrics=metrics)
-
-
-def _on_kind(plan: Plan, kind: str) -> Plan:
-    return dataclasses.replace(plan, device=dataclasses.replace(plan.device, kind=kind))
 
 
 def execute(

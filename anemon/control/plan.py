@@ -198,8 +198,9 @@ def _fields(obj: DataclassInstance) -> dict[str, Any]:
 # -- reading ----------------------------------------------------------------------------------
 
 
-def load_plan(path: Path) -> Plan:
-    """Read and validate a plan file; PlanError (exit 2) on any problem."""
+def load_plan(path: Path, kind: str | None = None) -> Plan:
+    """Read and validate a plan file; PlanError (exit 2) on any problem. `kind`: the device
+    kind to run it on instead of its own (`--device`), which it is validated for."""
     try:
         data = Path(path).read_bytes()
     except OSError as e:
@@ -208,7 +209,7 @@ def load_plan(path: Path) -> Plan:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise PlanError(_not_utf8(data, e, path)) from None
-    return parse_plan(text, path)
+    return parse_plan(text, path, kind)
 
 
 def _not_utf8(data: bytes, error: UnicodeDecodeError, path: Path) -> str:
@@ -222,12 +223,12 @@ def _not_utf8(data: bytes, error: UnicodeDecodeError, path: Path) -> str:
             "save the plan as UTF-8")  # fmt: skip
 
 
-def parse_plan(text: str, path: Path | str = "<plan>") -> Plan:
+def parse_plan(text: str, path: Path | str = "<plan>", kind: str | None = None) -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise PlanError(_syntax_message(str(e), path)) from e
-    return _Reader(text, Path(path)).plan(data)
+    return _Reader(text, Path(path)).plan(data, kind)
 
 
 def _syntax_message(message: str, path: Path | str) -> str:
@@ -257,7 +258,7 @@ class _Reader:
         where = f"{self.path}:{line}" if line is not None else str(self.path)
         return PlanError(f"{where}: {_dotted(key)}: {problem}")
 
-    def plan(self, data: dict[str, Any]) -> Plan:
+    def plan(self, data: dict[str, Any], kind: str | None = None) -> Plan:
         self.only(data, (), SECTIONS)
         if "tag" not in data:
             raise self.error(("tag",), "required (a name for the run: letters, digits, . _ -)")
@@ -269,6 +270,8 @@ class _Reader:
         device_checks = {name: RANGES[("device", name)] for name in ("poll_s", "power_s")}
         device = self.section(data, "device", DeviceSpec, device_checks)
         self.choice(device.kind, ("device", "kind"), DEVICE_KINDS)
+        if kind is not None:  # --device: the rest is checked for the kind it will run on
+            device = dataclasses.replace(device, kind=kind)
         self.choice(device.connect, ("device", "connect"), CONNECTIONS)
         app = self.section(data, "app", AppSpec, {"bundle": _nonempty, "log": _nonempty})
         protocol = self.protocol(data)

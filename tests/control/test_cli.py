@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +78,19 @@ def test_speed_is_for_the_simulator_only(tmp_path, capsys):
     plan.write_text(HANG)
     assert main(["run", str(plan), "--device", "devicectl", "--speed", "2", "--headless"]) == 2
     assert "simulator only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "preflight"])
+def test_a_phones_plan_on_the_simulator_is_checked_before_anything_starts(
+    tmp_path, capsys, command
+):
+    """`--device sim` on a plan written for a phone: an arm with no simulator profile is a
+    plan problem (exit 2, file, line and key), not a failure once the run has begun."""
+    plan = tmp_path / "p.toml"
+    plan.write_text('tag = "x"\n[device]\nkind = "devicectl"\n[[arms]]\nname = "mystery"\n')
+    extra = ["--headless", "--no-record"] if command == "run" else []
+    assert main([command, str(plan), "--device", "sim", *extra]) == 2
+    assert re.search(r"p\.toml:\d+: arms\[0\]\.name: 'mystery' needs", capsys.readouterr().err)
 
 
 @pytest.mark.slow

@@ -206,6 +206,18 @@ def test_a_real_device_needs_no_simulator_profile():
     assert plan.arms[0].name == "mystery" and plan.sim.arms["mystery"].profile == "mystery"
 
 
+def test_a_plan_run_on_another_kind_is_checked_for_that_kind():
+    """--device: a simulator plan run on a real phone needs no profile; a real phone's plan
+    run on the simulator needs one, said as any plan problem is (file, line, key)."""
+    on_sim = 'tag = "x"\n[[arms]]\nname = "mystery"\n'
+    with pytest.raises(PlanError, match=r"needs \[sim\.arms\.mystery\] profile"):
+        parse_plan(on_sim, "p.toml")
+    assert parse_plan(on_sim, "p.toml", "devicectl").device.kind == "devicectl"
+    on_phone = 'tag = "x"\n[device]\nkind = "devicectl"\n[[arms]]\nname = "mystery"\n'
+    with pytest.raises(PlanError, match=r"^p\.toml:\d+: arms\[0\]\.name: 'mystery' needs"):
+        parse_plan(on_phone, "p.toml", "sim")
+
+
 def test_the_bundled_demo_plan_is_valid():
     plan = load_plan(SPEC)
     assert plan.cooldown.until == "fair" and len(plan.arms) == 2
