@@ -15,7 +15,7 @@ from anemon.analysis.compare import (
     delta_pct,
     signed,  # compare's Δ cells: the same words
 )
-from anemon.analysis.render import COLUMNS, cells, status_cell
+from anemon.analysis.render import COLUMNS, DROP_ORDER, cells, status_cell
 from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
@@ -166,6 +166,10 @@ class ArmsTable(DataTable, can_focus=False):
         if reference is not None:  # "vs ref" takes the place of the token count (the width)
             columns = (*(name for name in columns if name != MAKES_ROOM), VS_REF)
         self.picked = tuple(columns)
+        self.fitted = self.picked
+        """The picked columns the table's width holds whole (`fit`)."""
+        self.rows_shown: dict[str, dict[str, Text]] = {}
+        """Each arm's row as put, every picked column: what a refit puts again."""
         self.shown: dict[str, _Shown] = {}
         self.samples = PowerSamples()
         self.session_id: int | None = None
@@ -174,9 +178,46 @@ class ArmsTable(DataTable, can_focus=False):
         """Arms a worker is summarizing (each re-checked when its result is put)."""
 
     def on_mount(self) -> None:
-        for name in self.picked:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for name in self.fitted:
             label = Text(header(name), justify="left" if name == "arm" else "right")
             self.add_column(label, key=name)
+
+    def fit(self) -> tuple[str, ...]:
+        """The picked columns whose cells all fit the width whole, the columns of the
+        summary's DROP_ORDER left out first (never the arm, nor "vs ref"): a figure cut at
+        the edge would read as another figure."""
+        width = self.scrollable_content_region.width
+        if not width:
+            return self.fitted  # not laid out yet
+        rows = list(self.rows_shown.values())
+
+        def needs(name: str) -> int:  # the widest cell or header line, and its padding
+            lines = header(name).split("\n")
+            return max([*map(len, lines), *(row[name].cell_len for row in rows)]) + 2
+
+        shown = list(self.picked)
+        droppable = [name for name in DROP_ORDER if name in shown]
+        while sum(map(needs, shown)) > width and droppable:
+            shown.remove(droppable.pop(0))
+        return tuple(shown)
+
+    def on_resize(self) -> None:
+        self._refit()
+
+    def _refit(self) -> bool:
+        """Lay the table out again if the columns that fit changed; returns whether it did."""
+        fitted = self.fit()
+        if fitted == self.fitted:
+            return False
+        self.fitted = fitted
+        self.clear(columns=True)
+        self._add_columns()
+        for name, row in self.rows_shown.items():
+            self.add_row(*(row[column] for column in fitted), key=name)
+        return True
 
     def show(self, session: Session, *, off_loop: bool = False) -> None:
         """Summarize only the arms that changed (a summary costs milliseconds per 100k trials);
@@ -187,6 +228,7 @@ class ArmsTable(DataTable, can_focus=False):
             self.shown.clear()
             self.pending.clear()
             self.samples = PowerSamples()
+            self.rows_shown.clear()
             self.clear()
         self.session = session
         self.samples.update(session.telemetry)
@@ -252,15 +294,20 @@ class ArmsTable(DataTable, can_focus=False):
         row = live_cells(summary)
         if self.reference is not None:
             row[VS_REF] = vs_ref(summary, decode_mean(self.reference, session, name))
-        values = [
-            arm_cell(summary, running) if column == "arm" else Text(row[column], justify="right")
+        values = {
+            column: arm_cell(summary, running)
+            if column == "arm"
+            else Text(row[column], justify="right")
             for column in self.picked
-        ]
-        if new:
-            self.add_row(*values, key=name)
+        }
+        self.rows_shown[name] = values
+        if self._refit():
             return
-        for column, value in zip(self.picked, values, strict=True):
-            self.update_cell(name, column, value, update_width=True)
+        if new:
+            self.add_row(*(values[column] for column in self.fitted), key=name)
+            return
+        for column in self.fitted:
+            self.update_cell(name, column, values[column], update_width=True)
         # Each update_cell leaves every cached render of the table stale (their keys hold its
         # update count), yet they stay until the LRU caches are full: thousands of strips and
         # cells that every full garbage collection walked (a replay's longest collections).

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from rich.highlighter import Highlighter
+from rich.segment import Segment
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import Reactive
+from textual.strip import Strip
 from textual.widgets import Log
 
 from anemon.store import Session
@@ -86,3 +88,15 @@ class LogPanel(Log, can_focus=False):
 
     def on_resize(self) -> None:
         self.follow()
+
+    def render_line(self, y: int) -> Strip:
+        """Textual's row, with `…` in its last cell where the line goes on past the right
+        edge: a line cut at `gen=25` would read as a value (the rest is a scroll away)."""
+        strip = super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        width, row = self.size.width, scroll_y + y
+        if width < 2 or row >= len(self._lines):
+            return strip
+        if self._render_line_strip(row, self.rich_style).cell_length <= scroll_x + width:
+            return strip
+        return Strip.join([strip.crop(0, width - 1), Strip([Segment("…", self.rich_style)], 1)])

@@ -254,3 +254,31 @@ def test_frozen_samples_keep_the_readings_they_were_taken_with() -> None:
     samples.update([watts(1, 2.0), watts(2, 3.0), watts(3, 4.0)])
     assert frozen.arrays[1].tolist() == [2.0, 3.0]
     assert samples.arrays[1].tolist() == [2.0, 3.0, 4.0]
+
+
+async def test_columns_that_do_not_fit_whole_are_left_out_not_cut() -> None:
+    """A long arm name with its status beside it: the table leaves out the summary's first
+    columns to drop (never the arm, never J/token) rather than cut a figure at the edge; a
+    wider terminal brings them back."""
+    from anemon.events import MarkerEvent
+
+    long = "minicpm5_1b_ane_pal8_with_a_long_suffix"
+    app = Tables()
+    async with app.run_test(size=(100, 20)) as pilot:
+        session = Session.from_events([
+            StartEvent(t=0, wall=0, arm=long), trial(1, long), trial(2, long),
+            MarkerEvent(t=3, wall=3, note="abort arm"), StartEvent(t=10, wall=10, arm="b"),
+            trial(11, "b"),
+        ])  # fmt: skip
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session)
+        await pilot.pause()
+        assert arm_cell(table, long) == f"{long} (aborted after 2 trials)"
+        keys = [c.key.value for c in table.ordered_columns]
+        assert keys[0] == "arm" and keys[-1] == "J/token"
+        assert "serious at" not in keys and len(keys) < len(table.picked)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        await pilot.resize_terminal(200, 20)
+        await pilot.pause()
+        assert [c.key.value for c in table.ordered_columns] == list(table.picked)
+        assert column(table, long, "trials") == "2" and j_per_token(table, "b") == "no power"

@@ -464,6 +464,21 @@ async def test_a_chart_too_short_to_label_its_values_says_them_in_words(
         assert "nomfair" not in screen and "nominalfair" not in screen
 
 
+@pytest.mark.parametrize("layout", ["default", "wall", "ab", "compact"])
+async def test_every_chart_of_a_layout_says_something_in_a_small_terminal(
+    make_app: MakeApp, layout: str
+) -> None:
+    """80x24, the layout chosen: each chart shown has a row at least, for its plot or its
+    latest values in words."""
+    app = make_app(layout)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await draw_all(pilot)
+        for chart in shown_charts(app):
+            assert chart.content_size.height >= 1, chart.id
+            if chart.short:
+                assert str(chart.query_one(".latest").render()).startswith("━ "), chart.id
+
+
 async def test_the_text_form_names_each_arm_and_its_newest_value(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
@@ -497,7 +512,8 @@ def test_the_text_form_is_one_line_when_it_fits_else_one_value_a_line() -> None:
     entries = [("#fff", "a", "1.0"), ("#000", "bb", "22.0"), ("#111", None, "3")]
     assert latest_text(entries, 40, 1).plain == "━ a 1.0  ━ bb 22.0  ━ 3"
     assert latest_text(entries, 12, 3).plain == "━ a 1.0\n━ bb 22.0\n━ 3"
-    assert latest_text(entries, 12, 2).plain == "━ 1.0  ━ 22.0  ━ 3"  # the colours name them
+    assert latest_text(entries, 12, 2).plain == "━ 1.0\n━ 22.0  ━ 3"  # the colours name them
+    assert latest_text(entries, 12, 1).plain == "━ 1.0"  # whole entries, as many as fit
     assert latest_text([], 12, 2).plain == "no data yet"
     # a name too long for the width: the value alone, not a value wrapped out of sight
     assert latest_text([("#fff", "minicpm5_1b_ane_pal8", "2,339")], 16, 1).plain == "━ 2,339"

@@ -74,8 +74,8 @@ def cut(
 def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
     """The entries on one line, each after a stroke of its line's colour, if they fit
     `width`; else one a line if `height` allows and each fits; else the values alone (the
-    colours name the arms, as in every chart), on one line or one a line, as they fit.
-    Never an entry cut in two."""
+    colours name the arms, as in every chart), as many as fit in `height` lines. Never an
+    entry cut in two."""
     if not entries:
         return Text("no data yet", style="dim")
 
@@ -83,14 +83,20 @@ def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
         name = f"{label} " if label and named else ""
         return Text.assemble(("━ ", colour), name, (value, "bold"))
 
-    bare = [entry(*e, named=False) for e in entries]
-    for form in ([entry(*e) for e in entries], bare):
-        line = Text("  ").join(form)
-        if line.cell_len <= width:
-            return line
-        if len(form) <= height and all(text.cell_len <= width for text in form):
-            return Text("\n").join(form)
-    return Text("  ").join(bare)
+    named = [entry(*e) for e in entries]
+    line = Text("  ").join(named)
+    if line.cell_len <= width:
+        return line
+    if len(named) <= height and all(text.cell_len <= width for text in named):
+        return Text("\n").join(named)
+    rows: list[list[Text]] = [[]]
+    for text in (entry(*e, named=False) for e in entries):
+        if rows[-1] and Text("  ").join([*rows[-1], text]).cell_len > width:
+            if len(rows) >= height:
+                break
+            rows.append([])
+        rows[-1].append(text)
+    return Text("\n").join(Text("  ").join(row) for row in rows)
 
 
 REF_STYLE = dimmed("#d0d0d0")
