@@ -40,7 +40,7 @@ from anemon.ui.help import KeysHelp
 from anemon.ui.log_panel import LogPanel
 from anemon.ui.marker import MarkerPrompt
 from anemon.ui.overlay import Overlay
-from anemon.ui.status import StatusLine
+from anemon.ui.status import StatusLine, asking, cooling, run_end
 from anemon.ui.timeline import AlertMarks, Timeline
 
 BASE_CSS = Path(__file__).with_name("dashboard.tcss")
@@ -289,13 +289,13 @@ class Dashboard(App[None]):
         self.set_timer(self.tick_s / 2, self._tick_timer.resume)
 
     def _check_run_over(self) -> None:
-        """Once a plan run's feed has finished: say where the recording is, and take the
-        run-only keys out of the footer, the palette and the keys help."""
+        """Once a plan run's feed has finished: say how it ended (done or aborted) and where
+        the recording is, and take the run-only keys out of the footer, the palette and the
+        keys help."""
         if self.run_over or self.feed.controls is None or not self.feed.finished:
             return
         self.run_over = True
-        record = self.feed.record
-        done = f"run done, recording at {record}" if record else "run done, not recorded"
+        done = run_end(self.feed.session, self.feed.record)
         self.queue_paused = self.status.held = False
         self.status.note = done
         self.notify(done, timeout=10)
@@ -351,6 +351,8 @@ class Dashboard(App[None]):
             return self.feed.controls is not None and not self.run_over
         if needs == "overlay":
             return self.overlay is not None
+        if needs == "no overlay":
+            return self.overlay is None and self.feed.replay is not None
         return True
 
     @property
@@ -401,22 +403,23 @@ class Dashboard(App[None]):
     def action_keys_help(self) -> None:
         if isinstance(self.screen, KeysHelp):
             return
-        rows = [
-            (
-                ", ".join(self.get_key_display(Binding(k, "")) for k in a.keys.split(",")),
-                a.help,
+        note = ""
+        if self.running():
+            note = (
+                f"During a run, q, X, ^c and ^q ask first: press the same key again within "
+                f"{self.confirm.window_s:g} s."
             )
+        self.push_screen(KeysHelp(self.help_rows(), note))
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """The keys help: every key the dashboard answers now (as shown) and what it does."""
+        rows = [
+            (", ".join(self.get_key_display(Binding(k, "")) for k in keys.help_keys(a)), a.help)
             for a in keys.ACTIONS
             if self.check_action(a.name, ())
         ]
         rows.append(("^p", "Command palette"))
-        note = ""
-        if self.running():
-            note = (
-                f"During a run, q, X and ^c ask first: press the same key again within "
-                f"{self.confirm.window_s:g} s."
-            )
-        self.push_screen(KeysHelp(rows, note))
+        return rows
 
     def _replayed(self, moved: bool = True) -> None:
         """After a replay key: show its effect now, not at the next timer. A seek (`moved`)
@@ -455,6 +458,10 @@ class Dashboard(App[None]):
         for chart in self.charts:
             chart.reference = self.overlay if self.overlay_shown else None
         self.redraw(force=True)
+
+    def action_no_overlay(self) -> None:
+        """`o` in a replay without a reference: say how to get one."""
+        self.notify("no reference: replay SOURCE --overlay OTHER", timeout=4)
 
     def action_marker(self) -> None:
         self.push_screen(MarkerPrompt(), self._add_marker)
@@ -515,10 +522,19 @@ class Dashboard(App[None]):
             await self.controls.abort_session()
 
     async def action_skip_cooldown(self) -> None:
+        """`k`: the controller is asked in any case (it records the key); nothing to skip
+        is said."""
+        session = self.feed.session
+        waiting = cooling(session) or asking(session)
         await self.controls.skip_cooldown()
+        if not waiting:
+            self.notify("no cooldown or wait to skip", timeout=3)
 
     async def action_extend_cooldown(self, seconds: float) -> None:
+        waiting = cooling(self.feed.session)
         await self.controls.extend_cooldown(seconds)
+        if not waiting:
+            self.notify("no cooldown to extend", timeout=3)
 
     async def action_toggle_queue(self) -> None:
         if self.queue_paused:

@@ -23,9 +23,12 @@ from anemon.store import Session
 from anemon.text import printable
 from anemon.ui.app import Dashboard, Panels
 from anemon.ui.confirm import quit_what
-from anemon.ui.status import SEPARATOR, phase_text, power_text, thermal_text
+from anemon.ui.status import SEPARATOR, phase_text, power_text, run_end, thermal_text
 from anemon.ui.timeline import AlertMarks
 
+TAB_KEYS_HELP = "Previous or next phone (when the tab bar has focus)"
+"""The keys help's line on the tabs (Textual's `Tabs`: the keys act on the selected tab's run;
+a click on a tab selects it too)."""
 SEVERAL_CSS = """
 #overview { height: auto; padding: 0 1; background: $panel; }
 #tabs { height: 1fr; }
@@ -156,14 +159,14 @@ class SeveralDashboard(Dashboard):
         super().redraw(force)
 
     def _check_run_over(self) -> None:
-        """Each run, once finished: its status line says where its recording is."""
+        """Each run, once finished: its status line says how it ended and where its
+        recording is."""
         changed = False
         for pane in self.panes:
             if pane.run_over or not pane.feed.finished:
                 continue
             pane.run_over = changed = True
-            record = pane.feed.record
-            done = f"run done, recording at {record}" if record else "run done, not recorded"
+            done = run_end(pane.feed.session, pane.feed.record)
             pane.queue_paused = False
             assert pane.panels is not None
             pane.panels.status.held = False
@@ -176,3 +179,9 @@ class SeveralDashboard(Dashboard):
     def running(self) -> bool:
         """Any run in progress: quitting ends them all, so it asks first."""
         return not all(pane.run_over for pane in self.panes)
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """The tab bar's own keys too (Textual's `Tabs`, which has the focus at start)."""
+        rows = super().help_rows()
+        rows.insert(-1, ("←, →", TAB_KEYS_HELP))
+        return rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from rich.text import Text
@@ -72,6 +73,40 @@ def phase_text(session: Session) -> str:
     if event.phase == "idle" and event.reason:
         return f"phase idle: {event.reason}"
     return f"phase {event.phase}"
+
+
+def cooling(session: Session) -> bool:
+    """A cooldown is in progress: the controller's latest phase is "cooling" (`k` ends it,
+    `w` extends it)."""
+    phase = session.phase
+    return phase is not None and phase.phase == "cooling"
+
+
+PROMPT_SOURCE = "prompt"
+"""The source of the marker the controller records when it asks the operator something (the
+battery protocol's unplug or replug, `Controller.ask`)."""
+ANSWER_SOURCE = "controller"
+"""The source of the marker that says how such a wait ended ("unplug wait: unplugged after
+32 s", `battery.Answer.note`)."""
+
+
+def asking(session: Session) -> bool:
+    """The operator is asked to unplug or replug the phone and the wait is not over: the
+    latest prompt marker has no "... wait: ..." answer after it (`k` goes on from it)."""
+    for marker in reversed(session.markers):
+        if marker.source == PROMPT_SOURCE:
+            return True
+        if marker.source == ANSWER_SOURCE and " wait: " in marker.note:
+            return False
+    return False
+
+
+def run_end(session: Session, record: Path | None) -> str:
+    """The app's last word on a plan run, once its queue is through: aborted (the controller's
+    last phase says so: `X`, or a stop) or done, and where it was recorded."""
+    phase = session.phase
+    how = "run aborted" if phase is not None and phase.phase == "aborted" else "run done"
+    return f"{how}, recording at {record}" if record else f"{how}, not recorded"
 
 
 def status_text(

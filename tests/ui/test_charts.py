@@ -481,7 +481,7 @@ async def test_every_chart_of_a_layout_says_something_in_a_small_terminal(
 
 async def test_the_text_form_names_each_arm_and_its_newest_value(make_app: MakeApp) -> None:
     app = make_app()
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with app.run_test(size=(120, 26)) as pilot:
         await draw_all(pilot)
         session = app.feed.session
         decode, thermal = app.query_one("#decode", Chart), app.query_one("#thermal", Chart)

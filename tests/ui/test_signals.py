@@ -245,7 +245,7 @@ def test_during_a_run_x_asks_and_a_second_x_aborts_the_session(start, tmp_path: 
     pane.tmux("send-keys", "-t", "S", "X")
     wait_for_text(pane, "press X again within 3 s to abort the session")
     pane.tmux("send-keys", "-t", "S", "X")
-    wait_for_text(pane, "run done, recording at")  # the dashboard stays, the run is over
+    wait_for_text(pane, "run aborted, recording at")  # the dashboard stays, the run is over
     assert not pane.status.exists()
     pane.tmux("send-keys", "-t", "S", "q")  # now at once
     status = pane.exit_status()
