@@ -8,7 +8,8 @@ terminal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -49,11 +50,18 @@ COOLDOWN_EVERY_S = 30.0
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A console that never reads markup from data and keeps tables whole in a pipe."""
+    """A console that never reads markup from data and keeps tables whole in a pipe, whose
+    closed pipe is a BrokenPipeError (main() ends quietly with its own status) rather than
+    rich's own exit 1, which in a feed's task also printed a traceback."""
     console = Console(highlight=False, stderr=stderr)
     if not console.is_terminal:
         console.width = PIPE_WIDTH
+    console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]
     return console
+
+
+def _pipe_closed() -> None:
+    raise BrokenPipeError
 
 
 def _trial(e: TrialEvent) -> str:
@@ -170,7 +178,28 @@ def run_headless(feed: Feed, view: HeadlessView | None = None) -> Ending:
 
     view = view or HeadlessView()
     feed.subscribe(view.handle)
-    return run_feed_sync(feed)
+    with _reader_gone_stops(view.console, feed):
+        return run_feed_sync(feed)
+
+
+@contextmanager
+def _reader_gone_stops(console: Console, feed: Feed) -> Iterator[None]:
+    """stdout's reader gone mid-run (`anemon demo --headless | head -1`): printing stops and
+    the feed is stopped as a signal stops it (the recording closed), then BrokenPipeError for
+    main() (exit 141). Raised from a listener instead, it ended whichever task emitted the
+    event, and the run could wait for that task forever."""
+    gone: list[bool] = []
+
+    def closed() -> None:
+        if not gone:
+            gone.append(True)
+            console.quiet = True
+            feed.stop("stdout closed")
+
+    console.on_broken_pipe = closed  # type: ignore[method-assign]
+    yield
+    if gone:
+        raise BrokenPipeError
 
 
 def run_headless_several(several: SeveralRuns, console: Console | None = None) -> Ending:
@@ -181,4 +210,5 @@ def run_headless_several(several: SeveralRuns, console: Console | None = None) -
     console = console or make_console()
     for feed, name in several.pairs:
         feed.subscribe(HeadlessView(console, device=name).handle)
-    return run_feed_sync(several)
+    with _reader_gone_stops(console, several):
+        return run_feed_sync(several)

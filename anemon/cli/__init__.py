@@ -14,11 +14,12 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from anemon import __version__
 from anemon.cli.common import INTERRUPTED, hold_signals
 from anemon.errors import USAGE, AnemonError
+from anemon.text import printable
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 """numpy's OpenBLAS starts a thread per core when numpy is imported, which took 30-60 ms of
@@ -39,7 +40,8 @@ FEED_COMMANDS = frozenset({"demo", "run", "watch", "replay"})
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE, f"anemon: {message} (see 'anemon {self._command()}--help')\n")
+        # the words may hold what was typed (a path, an option): shown, never acted on
+        self.exit(USAGE, f"anemon: {printable(message)} (see 'anemon {self._command()}--help')\n")
 
     def _command(self) -> str:
         parts = self.prog.split()[1:]
@@ -96,23 +98,39 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if sys.stdout is None:  # started with stdout closed (`>&-`): no reader, as a closed pipe
+        return PIPE_CLOSED
     try:
         return int(args.handler(args) or 0)
     except AnemonError as e:
         if args.debug:
             _print_traceback()
-        print(f"anemon: {e}", file=sys.stderr)
+        print(f"anemon: {printable(str(e))}", file=sys.stderr)  # paths as typed: never acted on
         return e.exit_status
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:
         return _reader_gone(args)
+    except PermissionError as e:  # a path the command was given, or a folder on its way
+        if args.debug:
+            _print_traceback()
+        where = printable(str(e.filename)) if e.filename is not None else "a file"
+        print(f"anemon: {where}: permission denied; check its permissions", file=sys.stderr)
+        return USAGE
     except OSError as e:
+        if e.errno in FULL:  # errors naming a file are the commands'; this is stdout's
+            print(f"anemon: cannot write the output: {e.strerror}", file=sys.stderr)
+            _silence(sys.stdout)  # its buffer must not fail again at interpreter exit
+            return USAGE
         if e.errno != errno.EIO:
             return _internal(args, e)
         return _reader_gone(args)  # the terminal hung up (a closed window): as a closed pipe
     except Exception as e:  # a bug: one line, the traceback only with --debug
         return _internal(args, e)
+
+
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The errors of a disk that takes no more (stdout redirected to a full disk, `/dev/full`)."""
 
 
 def _reader_gone(args: argparse.Namespace) -> int:
@@ -121,13 +139,18 @@ def _reader_gone(args: argparse.Namespace) -> int:
     if args.debug:
         _print_traceback()
     for stream in (sys.stdout, sys.stderr):  # stderr: a hung-up terminal is both
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
-            pass
+        _silence(stream)
     return PIPE_CLOSED
+
+
+def _silence(stream: TextIO) -> None:
+    """Point `stream` at /dev/null: what is left in its buffer goes nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
+        pass
 
 
 def _internal(args: argparse.Namespace, e: Exception) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -15,8 +16,6 @@ from anemon.errors import AnemonError
 from anemon.text import printable
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from anemon.metrics import Address, Exporter
     from anemon.recording.reader import LineWarning
     from anemon.recording.writer import Mode, Recorder
@@ -124,6 +123,11 @@ def open_recorder(
 
     if args.record is None:
         return Recorder(default_path(name), header, unique=True)
+    if args.record.suffix == ".gz":  # written line by line, flushed per event: not compressed
+        raise AnemonError(
+            f"--record {printable(str(args.record))}: recordings are written uncompressed; "
+            "name it .jsonl (gzip it afterwards: anemon reads .jsonl.gz)"
+        )
     return Recorder(args.record, header, mode=mode)
 
 
@@ -181,20 +185,6 @@ def serve_metrics(args: argparse.Namespace) -> Iterator[Exporter | None]:
         exporter.close()
 
 
-def stdout_console() -> Console:
-    """The console a command prints its table to: `headless.make_console`, whose closed pipe is
-    left to main() (which ends quietly with its own status) instead of rich's exit 1."""
-    from anemon.headless import make_console
-
-    console = make_console()
-    console.on_broken_pipe = _pipe_closed  # type: ignore[method-assign]
-    return console
-
-
-def _pipe_closed() -> None:
-    raise BrokenPipeError
-
-
 def write_stdout(text: str) -> None:
     """All of `text` to stdout, flushed, or BrokenPipeError inside main(). A large write into
     a pipe whose reader goes away mid-write (`anemon export X | head -1`) returns short
@@ -240,14 +230,38 @@ def report_warnings(
     print(f"anemon: {source}: {count} warning(s){cut}", file=sys.stderr)
 
 
+MAX_SPEED = 10_000.0
+"""The fastest finite speed: past ~1e5 the simulator's steps outran the event loop, which
+then never ran the signal handlers (a run that Ctrl-C could not stop). Faster is `max`."""
+
+
 def speed(text: str) -> float:
-    """A replay or simulator speed: a positive factor, or `max` (as fast as possible)."""
+    """A replay or simulator speed: a positive factor up to MAX_SPEED, or `max` (as fast as
+    possible)."""
     if text == "max":
         return float("inf")
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a speed: {text!r} (a number > 0, or max)") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"not a speed: {text!r} (a number > 0, or max)")
+        value = math.nan
+    if not 0 < value <= MAX_SPEED:
+        raise argparse.ArgumentTypeError(
+            f"not a speed: {printable(text)!r} (a number > 0 up to {MAX_SPEED:,.0f}, or max)"
+        )
+    return value
+
+
+def poll_seconds(text: str) -> float:
+    """--poll S: as a plan's device.poll_s (0.01 to 3600 s: a smaller one spins a core)."""
+    from anemon.control.plan import RANGES
+
+    allowed = RANGES[("device", "poll_s")]
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not allowed.low <= value <= allowed.high:
+        raise argparse.ArgumentTypeError(
+            f"not a poll interval: {printable(text)!r} ({allowed.low:g} to {allowed.high:g} s)"
+        )
     return value

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings, stdout_console, write_stdout
+from anemon.cli.common import add_warnings_option, report_warnings, write_stdout
 from anemon.errors import AnemonError
 
 FORMATS = ("table", "md", "csv", "json")
@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     ]
     comparison = compare.compare(sources, by=args.by)
     if args.format == "table":
-        console = stdout_console()
+        from anemon.headless import make_console
+
+        console = make_console()
         console.print(compare.rich_table(comparison, console.width))
     else:
         write_stdout(compare.FORMATS[args.format](comparison))

@@ -57,7 +57,8 @@ class BackendResult:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("devices", help="attached devices and what the host can read")
-    parser.add_argument("--backend", choices=(*BACKENDS, "all"), default="all", metavar="KIND")
+    parser.add_argument("--backend", choices=(*BACKENDS, "all"), default="all", metavar="KIND",
+                        help=f"{', '.join(BACKENDS)} or all (default: all)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(handler=run)
 

@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("export", help="every trial (and telemetry) as a table")
     parser.add_argument("source", type=Path, metavar="SOURCE")
     parser.add_argument("--format", choices=FORMATS, required=True)
-    parser.add_argument("-o", "--output", type=Path, metavar="OUT", help="file (default stdout)")
+    parser.add_argument("-o", "--output", type=Path, metavar="OUT",
+                        help="file (default stdout; parquet and sqlite need one)")  # fmt: skip
     add_warnings_option(parser)
     parser.set_defaults(handler=run)
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         (loaded,) = load_sessions([args.source])
     if args.output is not None:
-        check_output(args.output)
+        check_output(args.output, args.source, renamed=args.format == "sqlite")
     try:
         if args.format == "sqlite":
             text = None
@@ -51,15 +52,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_output(out: Path) -> None:
-    """Refuse, before anything is written, a directory where the file should be or a
-    directory that does not exist or cannot be written to."""
-    if out.is_dir():
-        raise OutputError(f"cannot write {out}: it is a directory; give a file name")
-    parent = out.parent
-    if not parent.is_dir():
-        raise OutputError(f"cannot write {out}: no such directory {parent}")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+def check_output(out: Path, source: Path, *, renamed: bool = False) -> None:
+    """Refuse, before anything is written, a directory where the file should be, a directory
+    that does not exist or cannot be written to, and the SOURCE itself. `renamed`: OUT is
+    written aside and renamed over (the database), so it must be a regular file: renamed over
+    a FIFO or a device, a file would take its place."""
+    try:
+        if out.is_dir():
+            raise OutputError(f"cannot write {out}: it is a directory; give a file name")
+        parent = out.parent
+        if not parent.is_dir():
+            raise OutputError(f"cannot write {out}: no such directory {parent}")
+        exists = out.exists()
+        if exists and out.resolve() == source.resolve():
+            raise OutputError(f"cannot write {out}: it is the SOURCE; give another file name")
+        if exists and renamed and (out.is_symlink() or not out.is_file()):
+            raise OutputError(f"cannot write {out}: not a regular file; give a file name")
+    except PermissionError:  # a folder on the way that may not be searched
+        raise OutputError(f"cannot write {out}: permission denied") from None
+    if not os.access(parent, os.W_OK) or (exists and not os.access(out, os.W_OK)):
         raise OutputError(f"cannot write {out}: permission denied")
 
 

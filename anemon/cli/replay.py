@@ -56,7 +56,9 @@ def load_overlay(path: Path) -> Loaded:
 
 
 def run(args: argparse.Namespace) -> int:
+    from anemon.analysis.load import BENCH_KINDS
     from anemon.devices import reads_power
+    from anemon.errors import NoRecordsError
     from anemon.feeds.replay import ReplayFeed
     from anemon.recording.reader import open_source
 
@@ -69,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     # ReplayFeed.open, keeping the reader for its warnings
     reader = open_source(args.source)
     events = list(reader)
+    if not any(event.kind in BENCH_KINDS for event in events):  # as summary and export say
+        raise NoRecordsError(f"no bench records in {reader.path}")
     other = load_overlay(args.overlay) if args.overlay is not None else None
     power = reads_power(reader.device_kind)
     feed = ReplayFeed(events, str(args.source), reader.tag, power, speed=args.speed)

@@ -49,8 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", choices=DEVICE_KINDS, help="override the plan's device.kind")
     parser.add_argument("--speed", type=speed, metavar="X|max", help="simulator clock speed")
     parser.add_argument("--force", action="store_true",
-                        help="go on when a check fails (battery protocol); with --record FILE "
-                             "that exists: replace it")  # fmt: skip
+                        help="go on when the battery protocol's wait times out or a pre-flight "
+                             "check fails; with --record FILE that exists: replace it")  # fmt: skip
     add_view_options(parser)
     add_record_options(parser, force=False)
     add_metrics_option(parser)
@@ -108,13 +108,10 @@ def execute(
         metrics.watch(feed.subscribe, plan.device.id or plan.device.kind, plan.tag)
     print(recording_note(recorder), file=sys.stderr)
     view = HeadlessView(make_console())
-    if args.headless:
-        run_headless(feed, view)
-    else:
-        ui.launch(feed, args.layout)
+    ending = run_headless(feed, view) if args.headless else ui.launch(feed, args.layout)
     # The table stays in the terminal's scrollback, for the lab notes.
     view.finish(feed.session, title=feed.title)
-    for line in outcome_lines(feed):
+    for line in outcome_lines(feed, ending.signal):
         view.console.print(line, markup=False, highlight=False)
     return _exit_status(feed)
 
@@ -162,13 +159,13 @@ def execute_several(
                 metrics.watch(feed.subscribe, feed.plan.device.id or name, feed.plan.tag)
             print(f"{printable(name)}: {recording_note(feed.recorder)}", file=sys.stderr)
         if args.headless:
-            run_headless_several(several, console)
+            ending = run_headless_several(several, console)
         else:
-            ui.launch_several(several, args.layout)
+            ending = ui.launch_several(several, args.layout)
     view = HeadlessView(console)
     for i, (feed, name) in enumerate(several.pairs):
         view.finish(feed.session, title=f"{printable(name)}: {feed.title}")
-        lines = outcome_lines(feed)
+        lines = outcome_lines(feed, ending.signal)
         if i in several.errors:
             lines.append(f"failed: {several.errors[i]}")
         for line in lines:
@@ -196,8 +193,9 @@ def worst_status(statuses: list[int]) -> int:
     return max(statuses, default=0)
 
 
-def outcome_lines(feed: PlanRun) -> list[str]:
-    """Which arms did not complete, and why (under the summary table)."""
+def outcome_lines(feed: PlanRun, signal: str | None = None) -> list[str]:
+    """Which arms did not complete, and why (under the summary table); `signal`: the one
+    that stopped the run, if one did."""
     result = feed.result
     if result is None:
         return ["the run did not finish"]
@@ -207,7 +205,7 @@ def outcome_lines(feed: PlanRun) -> list[str]:
     if result.skipped:
         lines.append("not run: " + ", ".join(result.skipped))
     if result.aborted:
-        lines.append("aborted by the operator")
+        lines.append(f"aborted by a signal ({signal})" if signal else "aborted by the operator")
     return lines
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anemon.cli.common import stdout_console, write_stdout
+from anemon.cli.common import write_stdout
 from anemon.recording.writer import DEFAULT_DIR
 from anemon.text import printable
 
@@ -77,8 +77,9 @@ def _print_table(index: Index, directory: Path) -> None:
     from rich.text import Text
 
     from anemon.analysis.render import fit_table
+    from anemon.headless import make_console
 
-    console = stdout_console()
+    console = make_console()
     if not index.entries:
         console.print(Text(f"no recordings in {printable(str(directory))}"))
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from anemon.cli.common import add_warnings_option, report_warnings, stdout_console, write_stdout
+from anemon.cli.common import add_warnings_option, report_warnings, write_stdout
 
 FORMATS = ("table", "md", "csv", "json")
 
@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
         for given, one in zip(args.sources, loaded, strict=True)
     ]
     if args.format == "table":
-        console = stdout_console()
+        from anemon.headless import make_console
+
+        console = make_console()
         for source in sources:
             console.print(render.rich_table(source.summaries, source.source, source.device))
     else:

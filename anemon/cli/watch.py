@@ -17,10 +17,12 @@ from anemon.cli.common import (
     add_metrics_option,
     add_record_options,
     add_view_options,
+    poll_seconds,
     serve_metrics,
 )
 from anemon.devices import CONNECTIONS, REAL_KINDS
 from anemon.errors import AnemonError
+from anemon.text import printable
 
 if TYPE_CHECKING:
     from anemon.feeds.device import OnDevice
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("watch", help="follow a mirrored bench log live")
     parser.add_argument("path", type=Path, nargs="?", metavar="PATH", help="the local mirror")
-    parser.add_argument("--poll", type=float, default=None, metavar="S", help="re-check every S s")
+    parser.add_argument(
+        "--poll", type=poll_seconds, default=None, metavar="S", help="re-check every S s"
+    )
     device = parser.add_argument_group("mirroring the container log from a device")
     device.add_argument("--device", choices=REAL_KINDS, help="the backend that pulls the log")
     device.add_argument(
@@ -128,6 +132,11 @@ def _check(args: argparse.Namespace) -> None:
         raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
     if args.path.is_dir():
         raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
+    if args.record is not None and args.record.resolve() == args.path.resolve():
+        # appended to, it would be read back as new lines, without end; replaced, the log is lost
+        raise AnemonError(
+            f"{printable(str(args.record))}: is the log being watched; --record another file"
+        )
     if args.path.exists() and not args.path.is_file():
         # A FIFO (or a device) has no offset to come back to and cannot be re-read: watch
         # follows a file something refreshes; a pipe's lines are read whole by summary/replay.
@@ -140,8 +149,8 @@ def _check(args: argparse.Namespace) -> None:
 
         check_text(args.path)  # a binary file is refused before anything starts
     else:
-        print(f"anemon: {args.path} does not exist yet; waiting for it (Ctrl-C to stop)",
-              file=sys.stderr)  # fmt: skip
+        print(f"anemon: {printable(str(args.path))} does not exist yet; waiting for it "
+              "(Ctrl-C to stop)", file=sys.stderr)  # fmt: skip
 
 
 def _pipeline(args: argparse.Namespace, name: str, source: str) -> Pipeline:

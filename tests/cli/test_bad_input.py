@@ -220,3 +220,158 @@ def test_a_terminal_that_hung_up_ends_quietly_as_a_closed_pipe():
     finally:
         os.close(terminal)
     assert done.returncode == 141 and done.stderr == ""
+
+
+SAMPLE = Path(__file__).parents[2] / "recordings" / "sim-ab-2b.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["demo", "--headless", "--speed", "1e5"], "up to 10,000, or max"),
+        (["demo", "--headless", "--speed", "nan"], "not a speed"),
+        (["watch", "x.log", "--poll", "-1"], "not a poll interval"),
+        (["watch", "x.log", "--poll", "nan"], "not a poll interval"),
+        (["watch", "x.log", "--poll", "1e-9"], "0.01 to 3600 s"),
+    ],
+)  # fmt: skip
+def test_a_speed_or_poll_that_would_spin_a_core_is_refused(capsys, argv, said):
+    """A speed past the simulator's pace (it outran the signal handlers: Ctrl-C could not stop
+    it), a poll interval of nothing: usage errors, before anything starts."""
+    from anemon.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_:  # parsed only: accepted, it would run (and spin)
+        build_parser(argv).parse_args(argv)
+    assert exit_.value.code == 2 and said in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("how", ["--append", "--force"])
+def test_watch_will_not_record_onto_the_log_it_watches(capsys, tmp_path, how):
+    """Appended to, the log would read its own lines back without end; replaced, it is lost."""
+    log = tmp_path / "bench.log"
+    log.write_text("START arm=a\nTRIAL arm=a trial=1 warmup=0 decode_tps=50\n")
+    import subprocess
+    import sys
+
+    before = log.read_bytes()
+    done = subprocess.run(  # a process with a timeout: accepted, it would never end
+        [sys.executable, "-m", "anemon", "watch", str(log), "--headless", "--record", str(log),
+         how], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "is the log being watched" in one_line(done.stderr)
+    assert log.read_bytes() == before
+
+
+def test_export_will_not_write_over_its_source_nor_replace_a_fifo(capsys, tmp_path):
+    import os
+
+    source = tmp_path / "session.jsonl"
+    source.write_bytes(SAMPLE.read_bytes())
+    code, _, err = run(capsys, "export", str(source), "--format", "csv", "-o", str(source))
+    assert code == 2 and "it is the SOURCE" in one_line(err)
+    assert source.read_bytes() == SAMPLE.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "export", str(source), "--format", "sqlite", "-o", str(fifo))
+    assert code == 2 and "not a regular file" in one_line(err)
+    assert fifo.is_fifo()
+
+
+def test_a_compressed_recording_name_is_refused_not_written_plain(capsys, tmp_path):
+    target = tmp_path / "new.jsonl.gz"
+    code, _, err = run(capsys, "demo", "--headless", "--speed", "max", "--record", str(target))
+    assert code == 2 and "written uncompressed" in one_line(err)
+    assert not target.exists()
+
+
+def test_replay_of_a_source_with_no_bench_record_is_refused(capsys, tmp_path):
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("this is garbage {{{ not json\n")
+    code, _, err = run(capsys, "replay", "--headless", str(garbage))
+    assert code == 2 and "no bench records" in one_line(err)
+
+
+def test_what_was_typed_reaches_stderr_escaped(capsys, tmp_path):
+    """A path or an option holding terminal control sequences: shown, never acted on."""
+    code, _, err = run(capsys, "summary", str(tmp_path / "\x1b[31mred.jsonl"))
+    assert code == 2 and "\x1b" not in err and "\\x1b[31mred.jsonl: no such file" in err
+    with pytest.raises(SystemExit):
+        main(["summary", str(SAMPLE), "--x\x1b]0;title\x07"])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "--x\\x1b]0;title\\x07" in err
+
+
+def test_an_output_on_a_full_disk_is_one_line_not_an_internal_error(capsys, monkeypatch):
+    import errno
+    import io
+    import sys
+
+    class FullDisk(io.RawIOBase):
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data: object) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BufferedWriter(FullDisk())))
+    assert main(["summary", str(SAMPLE), "--format", "json"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line == "anemon: cannot write the output: No space left on device"
+
+
+def test_stdout_closed_from_the_start_is_a_closed_pipe(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(["summary", str(SAMPLE), "--format", "json"]) == 141
+
+
+def test_a_permission_denied_on_the_way_is_one_line(capsys):
+    import argparse
+
+    from anemon.cli import _run
+
+    def denied(args: argparse.Namespace) -> int:
+        raise PermissionError(13, "Permission denied", "locked/x.csv")
+
+    assert _run(argparse.Namespace(handler=denied, debug=False)) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line == "anemon: locked/x.csv: permission denied; check its permissions"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--headless", "--speed", "max", "--no-record"],
+        ["run", str(SAMPLE.parent / "plans" / "sim-ab-2b.toml"), "--headless", "--speed", "max",
+         "--no-record"],
+    ],
+    ids=["demo", "run"],
+)  # fmt: skip
+def test_a_run_whose_reader_goes_stops_quietly_as_a_closed_pipe(argv):
+    """`anemon demo --headless | head -1`: the run stops as a signal stops it and exits 141,
+    with no traceback (rich's own exit 1 from inside a task printed one; raised from a
+    listener, it could leave the run waiting forever: hence the timeout)."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    read_end, write_end = os.pipe()
+
+    def head() -> None:  # the first line, then gone, as `head -1` does
+        with os.fdopen(read_end, "rb") as pipe:
+            pipe.readline()
+
+    reader = threading.Thread(target=head)
+    reader.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "anemon", *argv], stdout=write_end, stderr=subprocess.PIPE,
+            text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+        reader.join()
+    assert done.returncode == 141, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 1
