@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.highlighter import Highlighter
 from rich.segment import Segment
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.strip import Strip
@@ -24,6 +25,8 @@ class ErrorHighlighter(Highlighter):
             text.stylize("italic cyan")
 
 
+ROWS_KEPT = 256
+"""Rendered rows kept (`LogPanel.render_line`): a screenful, with room for a resize."""
 PER_ROUND = 200
 """Most lines written per redraw: a fast replay shows its newest lines and says what it skipped
 (writing thousands of lines per redraw would hold the keys up; the recording has them all)."""
@@ -52,6 +55,7 @@ class LogPanel(Log, can_focus=False):
         self.seen = 0
         self.following = True
         """Scrolled to the newest line on every write and every resize."""
+        self._rows: LRUCache[tuple[object, ...], Strip] = LRUCache(ROWS_KEPT)
         self._shape: tuple[int, int] | None = None
         """(height, max scroll) when last shown: a change since is the layout's, not a scroll."""
 
@@ -91,12 +95,20 @@ class LogPanel(Log, can_focus=False):
 
     def render_line(self, y: int) -> Strip:
         """Textual's row, with `…` in its last cell where the line goes on past the right
-        edge: a line cut at `gen=25` would read as a value (the rest is a scroll away)."""
-        strip = super().render_line(y)
+        edge (a line cut at `gen=25` would read as a value; the rest is a scroll away). Rows
+        are kept by what makes them (`_rows`): a replay at max redraws the log many times a
+        second, and strips made anew each time were most of what a full collection walked."""
         scroll_x, scroll_y = self.scroll_offset
         width, row = self.size.width, scroll_y + y
-        if width < 2 or row >= len(self._lines):
-            return strip
-        if self._render_line_strip(row, self.rich_style).cell_length <= scroll_x + width:
-            return strip
-        return Strip.join([strip.crop(0, width - 1), Strip([Segment("…", self.rich_style)], 1)])
+        if row >= len(self._lines) or width < 2 or self.text_selection is not None:
+            return super().render_line(y)
+        style = self.rich_style
+        key = (row, self._lines[row], scroll_x, width, style)
+        strip = self._rows.get(key)
+        if strip is None:
+            strip = super().render_line(y)
+            if self._render_line_strip(row, style).cell_length > scroll_x + width:
+                cut = Strip([Segment("…", style)], 1)
+                strip = Strip.join([strip.crop(0, width - 1), cut])
+            self._rows[key] = strip
+        return strip
