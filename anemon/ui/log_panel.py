@@ -99,7 +99,7 @@ class LogPanel(Log, can_focus=False):
         are kept by what makes them (`_rows`): a replay at max redraws the log many times a
         second, and strips made anew each time were most of what a full collection walked."""
         scroll_x, scroll_y = self.scroll_offset
-        width, row = self.size.width, scroll_y + y
+        width, row = self.scrollable_content_region.width, scroll_y + y  # not under a scrollbar
         if row >= len(self._lines) or width < 2 or self.text_selection is not None:
             return super().render_line(y)
         style = self.rich_style
