@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.highlighter import Highlighter
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.strip import Strip
@@ -25,8 +25,6 @@ class ErrorHighlighter(Highlighter):
             text.stylize("italic cyan")
 
 
-ROWS_KEPT = 256
-"""Rendered rows kept (`LogPanel.render_line`): a screenful, with room for a resize."""
 PER_ROUND = 200
 """Most lines written per redraw: a fast replay shows its newest lines and says what it skipped
 (writing thousands of lines per redraw would hold the keys up; the recording has them all)."""
@@ -55,7 +53,7 @@ class LogPanel(Log, can_focus=False):
         self.seen = 0
         self.following = True
         """Scrolled to the newest line on every write and every resize."""
-        self._rows: LRUCache[tuple[object, ...], Strip] = LRUCache(ROWS_KEPT)
+        self._ellipsis: dict[Style, Strip] = {}
         self._shape: tuple[int, int] | None = None
         """(height, max scroll) when last shown: a change since is the layout's, not a scroll."""
 
@@ -93,22 +91,21 @@ class LogPanel(Log, can_focus=False):
     def on_resize(self) -> None:
         self.follow()
 
-    def render_line(self, y: int) -> Strip:
-        """Textual's row, with `…` in its last cell where the line goes on past the right
-        edge (a line cut at `gen=25` would read as a value; the rest is a scroll away). Rows
-        are kept by what makes them (`_rows`): a replay at max redraws the log many times a
-        second, and strips made anew each time were most of what a full collection walked."""
-        scroll_x, scroll_y = self.scroll_offset
-        width, row = self.scrollable_content_region.width, scroll_y + y  # not under a scrollbar
-        if row >= len(self._lines) or width < 2 or self.text_selection is not None:
-            return super().render_line(y)
+    def _render_line(self, y: int, scroll_x: int, width: int) -> Strip:
+        """Textual's row (Log's own, private), with `…` in its last visible cell where the
+        line goes on past it: a line cut at `gen=25` would read as a value (the rest is a
+        scroll away). One strip more than Textual's per cut row and redraw: the cut is
+        cached by the line's strip, the `…` made once; a replay at max redraws the log many
+        times a second, and full collections walk what each redraw makes."""
+        visible = self.scrollable_content_region.width  # not under the scrollbar
+        if y >= len(self._lines) or visible < 2:
+            return super()._render_line(y, scroll_x, width)
         style = self.rich_style
-        key = (row, self._lines[row], scroll_x, width, style)
-        strip = self._rows.get(key)
-        if strip is None:
-            strip = super().render_line(y)
-            if self._render_line_strip(row, style).cell_length > scroll_x + width:
-                cut = Strip([Segment("…", style)], 1)
-                strip = Strip.join([strip.crop(0, width - 1), cut])
-            self._rows[key] = strip
-        return strip
+        line = self._render_line_strip(y, style)
+        if line.cell_length <= scroll_x + visible:
+            return super()._render_line(y, scroll_x, width)
+        ellipsis = self._ellipsis.get(style)
+        if ellipsis is None:
+            ellipsis = self._ellipsis[style] = Strip([Segment("…", style)], 1)
+        cut = line.crop(scroll_x, scroll_x + visible - 1)
+        return Strip.join([cut, ellipsis]).apply_offsets(scroll_x, y)
