@@ -360,7 +360,7 @@ class _Reader:
             raise self.error(key, "every arm needs a name")
         name = self.value(table["name"], (*key, "name"), str)
         if not _NAME.fullmatch(name) or not name.isprintable():
-            problem = f"{_quoted(name)}: no spaces, quotes, '=' or control characters"
+            problem = f"{_quoted(name)}: no spaces, double quotes, '=' or control characters"
             raise self.error((*key, "name"), problem)
         if len(name) > MAX_NAME:
             problem = f"{len(name)} characters (expected at most {MAX_NAME})"
