@@ -276,8 +276,9 @@ def _close_quietly(file: IO[str]) -> None:
 
 
 def _os_message(path: Path, error: OSError, doing: str) -> str:
-    reason = "no space left on device" if error.errno == errno.ENOSPC else error.strerror
-    return f"{doing} {path}: {reason or error}; choose another --record FILE or free the disk"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{doing} {path}: no space left on device; free the disk or --record elsewhere"
+    return f"{doing} {path}: {error.strerror or error}; choose another --record FILE"
 
 
 def _last_t(path: Path, tail: int = 1 << 16) -> float:

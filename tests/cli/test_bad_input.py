@@ -375,3 +375,13 @@ def test_a_run_whose_reader_goes_stops_quietly_as_a_closed_pipe(argv):
         reader.join()
     assert done.returncode == 141, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 1
+
+
+def test_a_recording_that_cannot_be_created_says_why_and_only_what_helps(capsys, tmp_path):
+    """A missing folder on the way is no full disk: the advice is another path, not space."""
+    target = tmp_path / "missing" / "deeper" / "r.jsonl"
+    target.parent.parent.write_text("a file where a folder should be")
+    code, _, err = run(capsys, "demo", "--headless", "--speed", "max", "--record", str(target))
+    line = one_line(err)
+    assert code == 2 and line.endswith("; choose another --record FILE")
+    assert "free the disk" not in line
