@@ -39,6 +39,19 @@ FEED_COMMANDS = frozenset({"demo", "run", "watch", "replay"})
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, but words left over are said with the command's help to see (argparse
+        says them from the top parser, which knows no command)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            see = f"anemon {command} --help" if command else "anemon --help"
+            words = printable(" ".join(extras))
+            self.exit(USAGE, f"anemon: unrecognized arguments: {words} (see '{see}')\n")
+        return parsed
+
     def error(self, message: str) -> NoReturn:
         # the words may hold what was typed (a path, an option): shown, never acted on
         self.exit(USAGE, f"anemon: {printable(message)} (see 'anemon {self._command()}--help')\n")

@@ -385,3 +385,11 @@ def test_a_recording_that_cannot_be_created_says_why_and_only_what_helps(capsys,
     line = one_line(err)
     assert code == 2 and line.endswith("; choose another --record FILE")
     assert "free the disk" not in line
+
+
+def test_an_unknown_option_points_at_its_commands_help(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["summary", str(SAMPLE), "--bogus"])
+    line = one_line(capsys.readouterr().err)
+    assert exit_.value.code == 2
+    assert line == "anemon: unrecognized arguments: --bogus (see 'anemon summary --help')"
