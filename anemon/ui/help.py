@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
@@ -19,9 +19,9 @@ class KeysHelp(ModalScreen[None]):
 
     DEFAULT_CSS = """
     KeysHelp { align: center middle; }
-    KeysHelp > Vertical {
-        width: 72; height: auto; max-height: 90%; border: round $accent; background: $surface;
-        padding: 0 1;
+    KeysHelp > VerticalScroll {
+        width: 72; max-width: 100%; height: auto; max-height: 90%; border: round $accent;
+        background: $surface; padding: 0 1;
     }
     KeysHelp #note { color: $text-muted; margin-top: 1; }
     """
@@ -40,7 +40,7 @@ class KeysHelp(ModalScreen[None]):
         text = Text("\n").join(
             Text.assemble((keys.ljust(width), "bold"), what) for keys, what in self.rows
         )
-        with Vertical():
+        with VerticalScroll():  # a small terminal scrolls it (↓, PgDn)
             yield Label("Keys (Escape to close)")
             yield Static(text, id="keys")
             if self.note:

@@ -179,3 +179,19 @@ async def test_the_keys_help_of_a_run_says_which_keys_ask_first(make_app: MakeAp
         await pilot.press("question_mark")
         await pilot.pause()
         assert not isinstance(app.screen, KeysHelp)
+
+
+async def test_the_keys_help_scrolls_in_a_small_terminal(make_app: MakeApp) -> None:
+    """40x12: the help is taller than the screen; it fits the width and ↓ reaches the end."""
+    from textual.containers import VerticalScroll
+
+    app = make_app()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one(VerticalScroll)
+        assert box.outer_size.width <= 40 and box.max_scroll_y > 0
+        for _ in range(40):
+            await pilot.press("down")
+        await pilot.pause()
+        assert box.scroll_y == box.max_scroll_y
