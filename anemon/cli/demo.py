@@ -18,7 +18,8 @@ DEMO_SPEED = 30.0
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("demo", help="run the demo plan on the simulated iPhone")
     parser.add_argument("--speed", type=speed, default=DEMO_SPEED, metavar="X|max",
-                        help=f"simulator clock speed (default {DEMO_SPEED:g})")  # fmt: skip
+                        help=f"simulator clock speed, up to 10000 (default {DEMO_SPEED:g})",
+                        )  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
     add_metrics_option(parser)

@@ -47,7 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("plan", type=Path, nargs="+", metavar="PLAN.toml",
                         help="one plan per device; several run at the same time")  # fmt: skip
     parser.add_argument("--device", choices=DEVICE_KINDS, help="override the plan's device.kind")
-    parser.add_argument("--speed", type=speed, metavar="X|max", help="simulator clock speed")
+    parser.add_argument(
+        "--speed", type=speed, metavar="X|max", help="simulator clock speed, up to 10000"
+    )
     parser.add_argument("--force", action="store_true",
                         help="go on when the battery protocol's wait times out or a pre-flight "
                              "check fails; with --record FILE that exists: replace it")  # fmt: skip

@@ -35,7 +35,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("watch", help="follow a mirrored bench log live")
     parser.add_argument("path", type=Path, nargs="?", metavar="PATH", help="the local mirror")
     parser.add_argument(
-        "--poll", type=poll_seconds, default=None, metavar="S", help="re-check every S s"
+        "--poll",
+        type=poll_seconds,
+        default=None,
+        metavar="S",
+        help="re-check every S s (0.01 to 3600)",
     )
     device = parser.add_argument_group("mirroring the container log from a device")
     device.add_argument("--device", choices=REAL_KINDS, help="the backend that pulls the log")
