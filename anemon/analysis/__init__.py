@@ -1,1 +1,2 @@
-"""Tables for lab notes: the per-arm summary and the export of every trial (pandas)."""
+"""Tables for lab notes: the per-arm summary (numpy), its renderings, comparisons across
+sessions, and the export of every trial (pandas, imported only there)."""

@@ -272,6 +272,19 @@ def ref_nth_arm(index: int) -> Callable[[Overlay, Session], list[Line]]:
     return lines
 
 
+def nth_arm_chart(index: int) -> ChartSpec:
+    """The index-th arm's decode over its own time since launch (the `ab` layout's pair), on
+    the y scale the pair shares."""
+    return ChartSpec(
+        nth_arm_title(index),
+        nth_arm(index),
+        decode_limits,
+        xmax=longest_arm,
+        data=trials,
+        reference=ref_nth_arm(index),
+    )
+
+
 CHARTS: dict[str, ChartSpec] = {
     "decode": ChartSpec(
         lambda s: "decode tok/s",
@@ -318,21 +331,6 @@ CHARTS: dict[str, ChartSpec] = {
         data=latest("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
     ),
-    "arm-a": ChartSpec(
-        nth_arm_title(0),
-        nth_arm(0),
-        decode_limits,
-        xmax=longest_arm,
-        data=trials,
-        reference=ref_nth_arm(0),
-    ),
-    "arm-b": ChartSpec(
-        nth_arm_title(1),
-        nth_arm(1),
-        decode_limits,
-        xmax=longest_arm,
-        data=trials,
-        reference=ref_nth_arm(1),
-    ),
+    **{f"arm-{letter}": nth_arm_chart(index) for index, letter in enumerate("ab")},
 }
 """Chart id → what it shows; the layouts place them by id."""
