@@ -21,6 +21,7 @@ from textual.containers import Vertical
 from textual.css.errors import StylesheetError
 from textual.dom import DOMNode
 from textual.driver import Driver
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -151,6 +152,26 @@ class Dashboard(App[None]):
         self._leave_when_mounted = False
         """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast is literal text: paths, arm names, typed notes and log text are data,
+        so they are never parsed as markup (a `[/x]` in a path would end the dashboard) and
+        their control characters are shown escaped (`printable`). `markup` is ignored."""
+        super().notify(
+            printable(message),
+            title=printable(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
     def compose(self) -> ComposeResult:
         yield from self.panels(self.feed, self.alert_marks)
         yield Footer()
@@ -241,7 +262,7 @@ class Dashboard(App[None]):
         session = self.feed.session
         self._check_run_over()
         for toast in self.alert_marks.take():  # log text is data: never markup
-            self.notify(toast.message, severity=toast.severity, timeout=10, markup=False)
+            self.notify(toast.message, severity=toast.severity, timeout=10)
             if toast.bell:
                 self.bell()
         changed = self._changed(session)  # asked even when forced: what is drawn is seen
@@ -472,7 +493,7 @@ class Dashboard(App[None]):
         try:
             self.feed.marker(note)
         except OSError as e:
-            self.notify(f"marker not saved: {printable(str(e))}", severity="error", timeout=8)
+            self.notify(f"marker not saved: {e}", severity="error", timeout=8)
             return
         finally:
             self.redraw()
@@ -492,7 +513,7 @@ class Dashboard(App[None]):
         except StylesheetError as e:
             if path in self.layouts and path != self.layout_path:
                 self.layouts.remove(path)
-            self.notify(f"layout {printable(path.name)} not used: {layouts.first_line(e)}",
+            self.notify(f"layout {path.name} not used: {layouts.first_line(e)}",
                         severity="error", timeout=8, markup=False)  # fmt: skip
             return
         self.layout_path = path

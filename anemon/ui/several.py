@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.content import Content
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from anemon.feeds import Feed
@@ -111,7 +112,7 @@ class SeveralDashboard(Dashboard):
         yield Overview(self.panes, id="overview")
         with TabbedContent(id="tabs"):
             for i, pane in enumerate(self.panes):
-                with TabPane(printable(pane.label), id=f"run-{i}"):
+                with TabPane(Content(printable(pane.label)), id=f"run-{i}"):  # literal text
                     yield from self.panels(pane.feed, pane.alerts)
         yield Footer()
 
@@ -151,8 +152,8 @@ class SeveralDashboard(Dashboard):
             return
         for pane in self.panes:
             for toast in pane.alerts.take():
-                message = f"{printable(pane.label)}: {toast.message}"
-                self.notify(message, severity=toast.severity, timeout=10, markup=False)
+                message = f"{pane.label}: {toast.message}"
+                self.notify(message, severity=toast.severity, timeout=10)
                 if toast.bell:
                     self.bell()
         self.overview.show()
@@ -171,7 +172,7 @@ class SeveralDashboard(Dashboard):
             assert pane.panels is not None
             pane.panels.status.held = False
             pane.panels.status.note = done
-            self.notify(f"{printable(pane.label)}: {done}", timeout=10, markup=False)
+            self.notify(f"{pane.label}: {done}", timeout=10)
         if changed:
             self.run_over, self.queue_paused = self.pane.run_over, self.pane.queue_paused
             self.refresh_bindings()

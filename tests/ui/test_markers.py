@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from anemon.feeds.replay import EXPORTS_DIR, ReplayFeed, markers_file
+from anemon.ui import layouts
+from anemon.ui.app import Dashboard
 
 from .helpers import MakeApp
 from .sample import replay_feed, sustained
@@ -86,3 +88,17 @@ async def test_a_markers_file_that_cannot_be_written_is_said_and_the_marker_stay
         assert app.feed.session.markers[-1].note == "n1"
         note = list(app._notifications)[-1]
         assert note.message.startswith("marker not saved: ") and note.severity == "error"
+
+
+async def test_a_path_that_looks_like_markup_is_shown_as_it_is(tmp_path: Path) -> None:
+    """Paths and typed text are data: `[/bold]` in a folder's name neither styles the toast
+    nor ends the dashboard with a MarkupError; a control character is shown escaped."""
+    folder = tmp_path / "[/bold] [red]runs\x1b"
+    feed = replay_feed(markers_dir=folder)
+    app = Dashboard(feed, layouts.resolve("default"), save_dir=tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts drawn
+        await pilot.press("m", *"[b]hot[/b]", "enter")
+        await pilot.pause(0.3)  # the toast drawn
+        shown = [n.message for n in app._notifications][-1]
+    assert shown == f"marker saved to {tmp_path}/[/bold] [red]runs\\x1b/sample.markers.jsonl"
+    assert markers(folder / "sample.markers.jsonl")[0]["note"] == "[b]hot[/b]"

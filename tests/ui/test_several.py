@@ -125,3 +125,15 @@ async def test_a_run_that_is_through_is_said_in_its_own_tab() -> None:
 def test_two_phones_snapshot(layout: str, size: tuple[int, int], snap_compare) -> None:
     several, _ = two_runs()
     assert snap_compare(make(several, layout), terminal_size=size, run_before=draw_now)
+
+
+async def test_a_device_label_that_looks_like_markup_is_its_tab_as_it_is() -> None:
+    """A phone's id is data: `[/b]` in it is neither styling nor a MarkupError."""
+    several, _ = two_runs()
+    several = SeveralRuns(several.feeds, ["[/b]SIM-A", "[red]SIM-B"])
+    app = make(several)
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_now(pilot)
+        tabs = app.query_one(TabbedContent)
+        labels = [tabs.get_tab(f"run-{i}").label.plain for i in range(2)]
+    assert labels == ["[/b]SIM-A", "[red]SIM-B"]
