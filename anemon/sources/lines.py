@@ -114,6 +114,11 @@ class LineAssembler:
             cuts[len(lines)] = cut
         lines.append(text)
 
+    def drop_incomplete(self) -> None:
+        """Forget the incomplete line: its bytes will be fed again (a log that changed under
+        it, read on from its last complete line). A `\n` may still end a `\r` fed before."""
+        self._held, self._dropped = bytearray(), 0
+
     def finish(self) -> tuple[str, int] | None:
         """The incomplete last line (its ending never came: end of file), or None if none;
         the assembler starts over empty."""
