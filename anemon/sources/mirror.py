@@ -146,7 +146,7 @@ class MirrorTailer:
         if verdict.action == "reset":
             items.append(LogReset(self._switch(source, size, verdict)))
         elif verdict.action == "resume":
-            items.append(LogReset(verdict.reason))
+            items.append(LogReset(verdict.reason, read_on=True))
             self._seen = seen_up_to(source, verdict.at)
             self._lines.drop_incomplete()  # read again from the file as it is now
         items.extend(self._read_new(source, verdict.end))

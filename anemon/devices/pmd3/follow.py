@@ -146,7 +146,7 @@ class LogFollower:
             self._seen, self._assembler = Seen(), LineAssembler()
             self._rewrite_mirror(b"")
         elif verdict.action == "resume":
-            items.append(LogReset(verdict.reason))
+            items.append(LogReset(verdict.reason, read_on=True))
             self._seen = seen_up_to(file, verdict.at)
             self._assembler.drop_incomplete()  # read again from the file as it is now
             self._rewrite_mirror(file.read_at(0, verdict.at))
