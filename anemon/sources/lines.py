@@ -12,7 +12,8 @@ import re
 DEFAULT_MAX_LINE_BYTES = 1 << 20  # 1 MiB: far beyond any real record, small enough to hold
 BOM = b"\xef\xbb\xbf"
 """A UTF-8 byte-order mark: dropped at the start of a stream so the first line parses."""
-_ENDING = re.compile(rb"\r\n|\r|\n")
+ENDING = re.compile(rb"\r\n|\r|\n")
+"""A line's ending: LF, CRLF (one ending) or a lone CR."""
 
 
 class LineAssembler:
@@ -70,7 +71,7 @@ class LineAssembler:
         if b"\r" not in data and len(data) <= self._max:
             self._plain(data, lines, cuts)
             return lines, cuts
-        parts = _ENDING.split(data) if b"\r" in data else data.split(b"\n")
+        parts = ENDING.split(data) if b"\r" in data else data.split(b"\n")
         if len(parts) > 1 and data.endswith(b"\r"):
             self._after_cr = True
         if len(parts) > 1:

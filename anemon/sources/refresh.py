@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from anemon.sources.lines import ENDING
 
 WINDOW = 4096  # bytes compared at the head, before the offset, and before each checkpoint
 CHECKPOINT_EVERY = 64 * 1024
 SCAN_CHUNK = 1 << 20  # bounds memory while a changed file is searched or a NUL run measured
-_ENDING = re.compile(rb"\r\n|\r|\n")
 
 
 class Source(Protocol):
@@ -135,7 +135,7 @@ class Seen:
         lines = self.tail[: self.line_end - self.tail_start]
         if self.tail_start == 0:
             return lines
-        first = _ENDING.search(lines)  # the tail may begin mid-line: from the next line on
+        first = ENDING.search(lines)  # the tail may begin mid-line: from the next line on
         return lines[first.end() :] if first else b""
 
 
@@ -246,9 +246,10 @@ def _start_overlap(file: Source, lines: bytes, end: int) -> int:
     """How many of the file's first bytes are the last of `lines`, from a line start of
     theirs (a log rotated down to fewer bytes than `lines`), longest first; else 0."""
     first = file.read_at(0, min(len(lines), end))
-    for ending in _ENDING.finditer(lines[:-1]):
-        if first.startswith(lines[ending.end() :]):
-            return len(lines) - ending.end()
+    for ending in ENDING.finditer(lines):
+        rest = lines[ending.end() :]
+        if rest.strip(b"\r\n") and first.startswith(rest):  # a line, not just an ending
+            return len(rest)
     return 0
 
 
@@ -256,7 +257,7 @@ def _resumed(seen: Seen, file: Source, at: int) -> str:
     """A resume's reason: what happened, and the lines not read again."""
     skipped = count_lines(file, at)
     moved = at - seen.line_end
-    ending = _ENDING.search(seen.head)
+    ending = ENDING.search(seen.head)
     first_line = seen.head[: ending.end()] if ending else seen.head
     if file.read_at(0, len(first_line)) == first_line:
         what = f"the log was rewritten with an earlier line changed ({moved:+} bytes)"
@@ -274,7 +275,7 @@ def count_lines(file: Source, end: int) -> int:
     """Line endings in the file's first `end` bytes (a CRLF cut between chunks counts two)."""
     count = 0
     for start in range(0, end, SCAN_CHUNK):
-        count += len(_ENDING.findall(file.read_at(start, min(SCAN_CHUNK, end - start))))
+        count += len(ENDING.findall(file.read_at(start, min(SCAN_CHUNK, end - start))))
     return count
 
 

@@ -5,6 +5,7 @@ delivered, each exactly once, and a `reset` saying what happened when reading go
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,61 @@ def test_nuls_followed_by_more_bytes_are_data(log_path: Path) -> None:
     with open(log_path, "ab") as file:
         file.write(b"d\n")
     assert tailer.check() == ["c\0\0d"]
+
+
+OLDER = WINDOW // 20 + 1
+"""Lines back from the last line read that are older than the last 4 KiB read (a line of
+`Rotating` has at least 20 bytes)."""
+
+
+class Rotating:
+    """One log refreshed at random: appended, copied whole (atomic or in place), copied torn
+    (its last bytes NULs), preallocated, rotated (first lines dropped, never past the last line
+    read), or rewritten with an earlier line changed (one read, and older than the last 4 KiB
+    read). `lines` are the log's lines; `dropped` of them are gone from the file's start."""
+
+    def __init__(self, path: Path, rng: random.Random, total: int) -> None:
+        self.path, self.rng = path, rng
+        self.lines = [f"TRIAL trial={i} arm=r{'x' * rng.randint(0, 40)}" for i in range(total)]
+        self.written = self.dropped = 0
+        self.edited: dict[int, str] = {}
+
+    def content(self) -> bytes:
+        shown = [self.edited.get(i, self.lines[i]) for i in range(self.dropped, self.written)]
+        return "".join(line + "\n" for line in shown).encode()
+
+    def refresh(self, delivered: int) -> None:
+        operation = self.rng.choice(["grow", "grow", "torn", "rotate", "edit"])
+        if operation == "rotate" and delivered > self.dropped + 1:
+            self.dropped = self.rng.randint(self.dropped, delivered - 1)  # keeps one read line
+        elif operation == "edit" and delivered - OLDER > self.dropped:
+            index = self.rng.randint(self.dropped, delivered - OLDER)
+            self.edited[index] = self.lines[index] + " edited" * self.rng.randint(1, 3)
+        elif operation != "torn":
+            self.written = min(len(self.lines), self.written + self.rng.randint(1, 120))
+        data = self.content()
+        if operation == "torn":
+            cut = self.rng.randint(0, len(data))
+            data = data[:cut] + bytes(len(data) - cut + self.rng.randint(0, 3000))
+        if self.rng.random() < 0.5:
+            atomic_write(self.path, data)
+        else:
+            with open(self.path, "r+b" if self.path.exists() else "wb") as file:
+                file.write(data)
+                file.truncate()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_mix_of_rotations_edits_and_torn_copies_gives_each_line_once(
+    log_path: Path, seed: int
+) -> None:
+    log = Rotating(log_path, random.Random(seed), total=900)
+    tailer = MirrorTailer(log_path)
+    delivered: list[str] = []
+    while len(delivered) < len(log.lines):
+        log.refresh(len(delivered))
+        delivered += texts(tailer.check())
+        if log.written == len(log.lines):
+            atomic_write(log_path, log.content())  # at the end, the whole log as it is
+            delivered += texts(tailer.check())
+    assert delivered == log.lines  # none lost, none twice, an edited line in its first form
