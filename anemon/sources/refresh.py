@@ -151,6 +151,9 @@ class Verdict:
     reason: str = ""
 
 
+_WAIT = Verdict("wait")
+
+
 def judge(seen: Seen, file: Source, size: int) -> Verdict:
     """The rule (this module's docstring) for `file`, of `size` bytes, against `seen`."""
     return same_log(seen, file, size) or _relocate(seen, file, written_end(file, size, 0))
@@ -165,9 +168,6 @@ def same_log(seen: Seen, file: Source, size: int) -> Verdict | None:
         return Verdict("read", written_end(file, size, seen.offset))
     end = written_end(file, size, 0)
     return _WAIT if end < seen.offset and _is_prefix(seen, file, end) else None
-
-
-_WAIT = Verdict("wait")
 
 
 def written_end(file: Source, size: int, floor: int) -> int:
@@ -255,7 +255,7 @@ def _start_overlap(file: Source, lines: bytes, end: int) -> int:
 
 def _resumed(seen: Seen, file: Source, at: int) -> str:
     """A resume's reason: what happened, and the lines not read again."""
-    skipped = count_lines(file, at)
+    skipped = _count_lines(file, at)
     moved = at - seen.line_end
     ending = ENDING.search(seen.head)
     first_line = seen.head[: ending.end()] if ending else seen.head
@@ -271,7 +271,7 @@ def _resumed(seen: Seen, file: Source, at: int) -> str:
     )
 
 
-def count_lines(file: Source, end: int) -> int:
+def _count_lines(file: Source, end: int) -> int:
     """Line endings in the file's first `end` bytes (a CRLF cut between chunks counts two)."""
     count = 0
     for start in range(0, end, SCAN_CHUNK):
