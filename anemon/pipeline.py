@@ -64,8 +64,9 @@ class LineFeed:
             t, wall = self.pipeline.stamp()
             self.pipeline.emit(self.parser.parse(line, t=t, wall=wall))
 
-    def reset(self, reason: str) -> None:
-        self.parser.reset()
+    def reset(self, reason: str, *, read_on: bool = False) -> None:
+        if not read_on:  # another log: its lines are not the launch in progress
+            self.parser.reset()
         t, wall = self.pipeline.stamp()
         self.pipeline.emit(ResetEvent(t=t, wall=wall, source=self.parser.source, reason=reason))
 
@@ -75,7 +76,7 @@ class LineFeed:
             if isinstance(item, str):
                 self.feed((item,))
             elif isinstance(item, LogReset):
-                self.reset(item.reason)
+                self.reset(item.reason, read_on=item.read_on)
             elif isinstance(item, LogGap):
                 t, wall = self.pipeline.stamp()
                 self.pipeline.emit(

@@ -21,9 +21,13 @@ class LogGap:
 
 @dataclass(frozen=True, slots=True)
 class LogReset:
-    """The log was replaced by another one: what follows is read from its start."""
+    """The log was replaced by another one: what follows is read from its start. Or, with
+    `read_on`, the same log changed before what was read (rotated, rewritten with an earlier
+    line changed) and is read on after its last line read; `reason` says what was skipped."""
 
     reason: str
+    read_on: bool = False
+    """The same log goes on: the launch in progress is not forgotten."""
 
 
 LogItem = str | LogGap | LogReset

@@ -12,7 +12,8 @@ import re
 DEFAULT_MAX_LINE_BYTES = 1 << 20  # 1 MiB: far beyond any real record, small enough to hold
 BOM = b"\xef\xbb\xbf"
 """A UTF-8 byte-order mark: dropped at the start of a stream so the first line parses."""
-_ENDING = re.compile(rb"\r\n|\r|\n")
+ENDING = re.compile(rb"\r\n|\r|\n")
+"""A line's ending: LF, CRLF (one ending) or a lone CR."""
 
 
 class LineAssembler:
@@ -70,7 +71,7 @@ class LineAssembler:
         if b"\r" not in data and len(data) <= self._max:
             self._plain(data, lines, cuts)
             return lines, cuts
-        parts = _ENDING.split(data) if b"\r" in data else data.split(b"\n")
+        parts = ENDING.split(data) if b"\r" in data else data.split(b"\n")
         if len(parts) > 1 and data.endswith(b"\r"):
             self._after_cr = True
         if len(parts) > 1:
@@ -113,6 +114,11 @@ class LineAssembler:
         if cut:
             cuts[len(lines)] = cut
         lines.append(text)
+
+    def drop_incomplete(self) -> None:
+        """Forget the incomplete line: its bytes will be fed again (a log that changed under
+        it, read on from its last complete line). A `\n` may still end a `\r` fed before."""
+        self._held, self._dropped = bytearray(), 0
 
     def finish(self) -> tuple[str, int] | None:
         """The incomplete last line (its ending never came: end of file), or None if none;

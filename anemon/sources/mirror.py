@@ -1,9 +1,10 @@
 """Tail a local mirror file that something else refreshes (docs/ARCHITECTURE.md, "Mirror").
 
 The mirror may be appended to, rewritten whole in place, replaced atomically (temp + rename),
-truncated, deleted and recreated, or replaced by a different log. The tailer tells these apart
-by content, not by events or inodes: each check compares a fingerprint of what it has read
-against the file as it is now, then reads only the bytes past its offset.
+truncated, deleted and recreated, rotated, rewritten with an edit, copied mid-write, or
+replaced by a different log. The tailer tells these apart by content, not by events or
+inodes: each check applies the rule of `sources.refresh` (a fingerprint of what it has read
+against the file as it is now), then reads only the bytes past its offset.
 
 It may also turn hostile: become unreadable, a directory or a FIFO (each a gap, `LogGap`,
 until it is a readable file again), or a symlink swapped to another log and back. The
@@ -14,23 +15,20 @@ was left, never again from its start.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
-import hashlib
 import os
 import stat
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 from watchfiles import Change, awatch
 
 from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.sources.lines import DEFAULT_MAX_LINE_BYTES, LineAssembler
+from anemon.sources.refresh import Seen, Verdict, judge, same_log, seen_up_to
 
-WINDOW = 4096  # bytes compared at the head, before the offset, and before each checkpoint
-CHECKPOINT_EVERY = 64 * 1024
 READ_CHUNK = 1 << 20  # bounds memory while catching up on a large file
 DEBOUNCE_MS = 20  # small: a single append should surface within ~50-100 ms
 STEP_MS = 50
@@ -39,81 +37,27 @@ EARLIER_LOGS = 8
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
 
 
-@dataclass(frozen=True)
-class _Checkpoint:
-    end: int  # an offset, a multiple of CHECKPOINT_EVERY
-    digest: bytes  # hash of the WINDOW bytes just before `end`
-
-
-@dataclass(frozen=True)
-class _Verdict:
-    action: Literal["read", "wait", "reset"]
-    reason: str = ""
-
-
-_READ = _Verdict("read")
-_WAIT = _Verdict("wait")
-
-
 class _Unreachable(Exception):
     """The path exists but cannot be read as a file; `str()` says why (a gap's reason)."""
 
 
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+@dataclass(frozen=True)
+class _File:
+    """An open mirror as the rule's `Source`, counting what is read in its tailer."""
 
+    file: BinaryIO
+    tailer: MirrorTailer
 
-class _Seen:
-    """What the tailer has consumed of the current log, kept so that checks cost O(1).
-
-    `offset` counts every byte consumed, including those of an incomplete last line: those
-    bytes stay in the LineAssembler rather than being re-read, so a check costs O(new bytes)
-    even while a long line is being written. This is safe because the bytes of a log, once
-    written, do not change; if they do, the file is another log and the fingerprint says so.
-
-    The head and the tail (the last WINDOW bytes before `offset`) are kept as raw bytes, not
-    hashes: comparing 4 KiB costs what hashing it does, and raw bytes let us slide the tail
-    forward without re-reading and compare a file shorter than the head.
-
-    To decide whether a file shorter than `offset` is a prefix of what we read (a rewrite in
-    progress) without reading it all, a checkpoint is kept every 64 KiB: the hash of the
-    WINDOW bytes before it. A shorter file is a prefix if its head matches, the last
-    checkpoint at or below its size matches, and, if it reaches into our tail, those bytes
-    match. At most ~64 KiB just below its end go unchecked, for at most 12 KiB read per check
-    and ~40 bytes of memory per 64 KiB read. A misjudgement only delays the reset: it comes as
-    soon as the file grows past `offset` (the tail no longer matches) or its head changes.
-    """
-
-    __slots__ = ("checkpoints", "head", "offset", "tail")
-
-    def __init__(self) -> None:
-        self.offset = 0
-        self.head = b""
-        self.tail = b""
-        self.checkpoints: list[_Checkpoint] = []
-
-    @property
-    def tail_start(self) -> int:
-        return self.offset - len(self.tail)
-
-    def advance(self, chunk: bytes) -> None:
-        """Account for `chunk`, the bytes read at `offset`."""
-        span = self.tail + chunk  # the bytes from tail_start to offset + len(chunk)
-        self._add_checkpoints(span, self.tail_start)
-        if len(self.head) < WINDOW:
-            self.head += chunk[: WINDOW - len(self.head)]
-        self.tail = span[-WINDOW:]
-        self.offset += len(chunk)
-
-    def _add_checkpoints(self, span: bytes, base: int) -> None:
-        first = (self.offset // CHECKPOINT_EVERY + 1) * CHECKPOINT_EVERY
-        for end in range(first, base + len(span) + 1, CHECKPOINT_EVERY):
-            window = span[end - WINDOW - base : end - base]
-            self.checkpoints.append(_Checkpoint(end, _digest(window)))
-
-    def checkpoint_at_or_below(self, size: int) -> _Checkpoint | None:
-        index = bisect.bisect_right(self.checkpoints, size, key=lambda cp: cp.end)
-        return self.checkpoints[index - 1] if index else None
+    def read_at(self, position: int, length: int) -> bytes:
+        """Read up to `length` bytes at `position`: seek + read, never the whole file."""
+        self.file.seek(position)
+        parts: list[bytes] = []
+        while length > 0 and (part := self.file.read(length)):
+            parts.append(part)
+            length -= len(part)
+        data = b"".join(parts)
+        self.tailer.bytes_read += len(data)
+        return data
 
 
 class MirrorTailer:
@@ -133,9 +77,9 @@ class MirrorTailer:
         self._path = Path(path)
         self._poll_s = poll_s
         self._max_line_bytes = max_line_bytes
-        self._seen = _Seen()
+        self._seen = Seen()
         self._lines = LineAssembler(max_line_bytes)
-        self._earlier: list[tuple[_Seen, LineAssembler]] = []  # most recent last
+        self._earlier: list[tuple[Seen, LineAssembler]] = []  # most recent last
         self._missing = False
         self._gap: str | None = None  # why the path is unreadable, while a gap is open
         self.bytes_read = 0  # every byte read from the file, comparisons included
@@ -194,97 +138,51 @@ class MirrorTailer:
         return [LogGap("begin", reason)]
 
     def _check_open(self, file: BinaryIO, size: int) -> list[LogItem]:
-        verdict = self._classify(self._seen, file, size)
+        source = _File(file, self)
+        verdict = judge(self._seen, source, size)
         items: list[LogItem] = []
-        if verdict.action == "reset":
-            items.append(LogReset(self._switch(file, size) or verdict.reason))
-        elif verdict.action == "wait":
+        if verdict.action == "wait":
             return []
-        items.extend(self._read_new(file, size))
+        if verdict.action == "reset":
+            items.append(LogReset(self._switch(source, size, verdict)))
+        elif verdict.action == "resume":
+            items.append(LogReset(verdict.reason, read_on=True))
+            self._seen = seen_up_to(source, verdict.at)
+            self._lines.drop_incomplete()  # read again from the file as it is now
+        items.extend(self._read_new(source, verdict.end))
         return items
 
-    def _switch(self, file: BinaryIO, size: int) -> str | None:
-        """Leave the current log for the file's: an earlier log if the file is one (then say
-        where it is read on from), else a new one read from its start (None)."""
+    def _switch(self, source: _File, size: int, verdict: Verdict) -> str:
+        """Leave the current log for the file's: an earlier log if the file is one (read on
+        where it was left), else a new one read from its start; the reset's reason."""
         left = (self._seen, self._lines)
         for index, (seen, lines) in enumerate(reversed(self._earlier)):
-            if self._classify(seen, file, size).action != "reset":
+            if same_log(seen, source, size) is not None:
                 del self._earlier[len(self._earlier) - 1 - index]
                 self._remember(left)
                 self._seen, self._lines = seen, lines
                 return f"an earlier log is back: read on from byte {seen.offset}"
         self._remember(left)
-        self._seen = _Seen()
+        self._seen = Seen()
         self._lines = LineAssembler(self._max_line_bytes)
-        return None
+        return verdict.reason
 
-    def _remember(self, log: tuple[_Seen, LineAssembler]) -> None:
+    def _remember(self, log: tuple[Seen, LineAssembler]) -> None:
         if log[0].offset:
             self._earlier.append(log)
             del self._earlier[: max(0, len(self._earlier) - EARLIER_LOGS)]
 
-    def _classify(self, seen: _Seen, file: BinaryIO, size: int) -> _Verdict:
-        """Read on, wait for a rewrite in progress, or reset for a different log."""
-        if seen.offset == 0:
-            return _READ
-        if not self._head_matches(seen, file, size):
-            return _Verdict("reset", "the start of the file changed")
-        if size >= seen.offset:
-            if self._tail_matches(seen, file):
-                return _READ
-            return _Verdict("reset", "the bytes before the read offset changed")
-        if self._tail_prefix_matches(seen, file, size) and self._checkpoint_matches(
-            seen, file, size
-        ):
-            return _WAIT
-        return _Verdict("reset", "the file shrank and is not a prefix of what was read")
-
-    def _head_matches(self, seen: _Seen, file: BinaryIO, size: int) -> bool:
-        length = min(len(seen.head), size)
-        return self._read_at(file, 0, length) == seen.head[:length]
-
-    def _tail_matches(self, seen: _Seen, file: BinaryIO) -> bool:
-        if seen.offset <= len(seen.head):
-            return True  # the tail is within the head, already compared
-        return self._read_at(file, seen.tail_start, len(seen.tail)) == seen.tail
-
-    def _tail_prefix_matches(self, seen: _Seen, file: BinaryIO, size: int) -> bool:
-        """Where a shorter file reaches into our tail window, its bytes must be ours."""
-        start = max(seen.tail_start, len(seen.head))
-        if size <= start:
-            return True
-        expected = seen.tail[start - seen.tail_start : size - seen.tail_start]
-        return self._read_at(file, start, size - start) == expected
-
-    def _checkpoint_matches(self, seen: _Seen, file: BinaryIO, size: int) -> bool:
-        checkpoint = seen.checkpoint_at_or_below(size)
-        if checkpoint is None:
-            return True  # the head covers everything up to the first checkpoint's window
-        window = self._read_at(file, checkpoint.end - WINDOW, WINDOW)
-        return _digest(window) == checkpoint.digest
-
-    def _read_new(self, file: BinaryIO, size: int) -> list[LogItem]:
-        """Read from the offset up to `size` (the size seen at open), chunk by chunk."""
+    def _read_new(self, source: _File, end: int) -> list[LogItem]:
+        """Read from the offset up to `end` (where the written bytes ended at open), chunk by
+        chunk."""
         items: list[LogItem] = []
-        while self._seen.offset < size:
-            length = min(READ_CHUNK, size - self._seen.offset)
-            chunk = self._read_at(file, self._seen.offset, length)
+        while self._seen.offset < end:
+            chunk = source.read_at(self._seen.offset, min(READ_CHUNK, end - self._seen.offset))
             if not chunk:
                 break  # truncated while we read: the next check sorts it out
             self._seen.advance(chunk)
             items.extend(self._lines.feed(chunk))
         return items
-
-    def _read_at(self, file: BinaryIO, position: int, length: int) -> bytes:
-        """Read up to `length` bytes at `position`: seek + read, never the whole file."""
-        file.seek(position)
-        parts: list[bytes] = []
-        while length > 0 and (part := file.read(length)):
-            parts.append(part)
-            length -= len(part)
-        data = b"".join(parts)
-        self.bytes_read += len(data)
-        return data
 
     async def follow(self, stop: asyncio.Event | None = None) -> AsyncIterator[list[LogItem]]:
         """Yield non-empty batches of new lines (and resets) until `stop` is set.

@@ -62,3 +62,15 @@ async def test_a_pull_that_learns_nothing_neither_closes_a_gap_nor_reads(tmp_pat
     gone = DeviceGone("unplugged", transient=True)
     found = await batches(tmp_path / "t.log", [gone, None, None, "A\n"])
     assert found == [[LogGap("begin", "unplugged")], [LogGap("end", "back"), "A"]]
+
+
+async def test_a_copy_taken_mid_write_then_the_real_copy_reads_each_line_once(
+    tmp_path: Path,
+) -> None:
+    log = "".join(f"TRIAL arm=a trial={i} decode_tps=70\n" for i in range(110))
+    cut = log.index("trial=107") + 3
+    torn = log[:cut] + "\0" * (len(log) - cut)  # the copy's last bytes not written yet
+    found = await batches(tmp_path / "t.log", [torn, log])
+    lines = [item for batch in found for item in batch if isinstance(item, str)]
+    assert len(lines) == 110 and lines == log.splitlines()
+    assert all(isinstance(item, str) for batch in found for item in batch)  # no reset

@@ -14,6 +14,7 @@ from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.plist_io import usbmux_packet
 from anemon.simulator import SimConfig, SimulatedIPhone
+from anemon.sources.refresh import WINDOW
 from tests.devices.helpers import BUNDLE, LOG, StandInPhone
 
 TIMEOUT_S = 15
@@ -130,7 +131,8 @@ async def test_the_simulated_bench_app_log_is_mirrored_as_it_runs(
     assert first[0].startswith("START arm=minicpm5_1b_ane_pal8")
     assert second and all(isinstance(line, str) for line in second)
     assert "\n".join([*first, *second]) + "\n" == written.decode()
-    assert phone.afc_stats.bytes_read == len(written)
+    stats = phone.afc_stats  # each byte once, and per read at most the window the rule compares
+    assert len(written) <= stats.bytes_read <= len(written) + stats.reads * WINDOW
     assert (tmp_path / "bench.log").read_bytes() == written
     assert telemetry.battery_percent > 0
 

@@ -1,11 +1,14 @@
 """Mirror a file of the app's container over house_arrest/AFC, reading only the new bytes.
 
-Each poll: stat the file; if it grew, open it, seek to the offset, read the rest, close.
-The bytes go to the local mirror and to a LineAssembler, so every complete line is yielded
-exactly once. When the phone goes away the follow yields `LogGap("begin")`, keeps trying to
-reconnect, then yields `LogGap("end")` and the lines written meanwhile. A file that got
-shorter, or whose first bytes changed while the phone was away, is another log: `LogReset`,
-then that file from its first byte.
+Each poll: stat the file, then read its head and everything from the window before the
+offset on (the new bytes, and the bytes the rule compares), and apply the mirror's rule
+(`sources.refresh`): the same log grown is read on; a rewrite in progress (or a last run of
+NULs) is waited for; a log rotated or rewritten with an earlier line changed is read whole
+once to find its last lines read, and read on after them (`LogReset` saying so); another log
+is read from its first byte (`LogReset`). The bytes go to the local mirror and to a
+LineAssembler, so every complete line is yielded exactly once. When the phone goes away the
+follow yields `LogGap("begin")`, keeps trying to reconnect, then yields `LogGap("end")` and
+the lines written meanwhile.
 """
 
 from __future__ import annotations
@@ -18,12 +21,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.sources.lines import LineAssembler
+from anemon.sources.refresh import NotFetched, Seen, Snapshot, Verdict, judge, seen_up_to
 
 if TYPE_CHECKING:
     from anemon.devices.pmd3.connection import Pmd3Connection
-
-HEAD_BYTES = 64
-"""How much of the file's start is kept to recognise the same file after a reconnect."""
 
 
 class LogFollower:
@@ -49,11 +50,9 @@ class LogFollower:
         self._afc: Any = None
         self._out: IO[bytes] | None = None
         self._assembler = LineAssembler()
-        self._offset = 0
-        self._head = b""
+        self._seen = Seen()
         self._connected_once = False
         self._in_gap = False
-        self._verify = False
 
     async def run(self) -> AsyncIterator[list[LogItem]]:
         self.mirror.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +76,7 @@ class LogFollower:
                 self._afc = await self._open_afc()
                 if self._in_gap:
                     items.append(LogGap("end", "the iPhone is back"))
-                    self._in_gap, self._verify = False, True
+                    self._in_gap = False
             items += await self._poll()
         except AfcFileNotFoundError:
             pass  # the app has not written its log yet
@@ -109,45 +108,62 @@ class LogFollower:
 
     async def _poll(self) -> list[LogItem]:
         size = int((await self._afc.stat(self.path))["st_size"])
-        items: list[LogItem] = []
-        if self._verify:
-            self._verify = False
-            if size < self._offset or not await self._same_head(size):
-                items.append(self._reset("the log was replaced while the iPhone was away"))
-        elif size < self._offset:
-            items.append(self._reset("the log got shorter: it was replaced"))
-        if size > self._offset:
-            items += self._accept(await self._read(self._offset, size - self._offset))
-        return items
+        snapshot = await self._fetch(size, self._near(size))
+        try:
+            verdict = judge(self._seen, snapshot, size)
+        except NotFetched:  # changed before the offset: the rule reads the whole file
+            snapshot = await self._fetch(size, [(0, size)])
+            verdict = judge(self._seen, snapshot, size)
+        return self._apply(verdict, snapshot)
 
-    async def _same_head(self, size: int) -> bool:
-        if not self._head:
-            return True
-        if size < len(self._head):
-            return False
-        return await self._read(0, len(self._head)) == self._head
+    def _near(self, size: int) -> list[tuple[int, int]]:
+        """The (position, length) ranges the rule reads of a log that grew: its head, and from
+        the window before the offset to the end (one range where they meet)."""
+        head, start = min(len(self._seen.head), size), self._seen.tail_start
+        if start <= head:
+            return [(0, size)]
+        return [(0, head), (start, max(0, size - start))]
 
-    async def _read(self, offset: int, size: int) -> bytes:
+    async def _fetch(self, size: int, ranges: list[tuple[int, int]]) -> Snapshot:
         afc = self._afc
         handle = await afc.fopen(self.path)
         try:
-            await afc.fseek(handle, offset)
-            return bytes(await afc.fread(handle, size))
+            parts = []
+            for position, length in ranges:
+                await afc.fseek(handle, position)
+                parts.append((position, bytes(await afc.fread(handle, length))))
         finally:
             await afc.fclose(handle)
+        return Snapshot(size, tuple(parts))
+
+    def _apply(self, verdict: Verdict, file: Snapshot) -> list[LogItem]:
+        """Act on the rule's verdict: the mirror and the lines follow the phone's file."""
+        items: list[LogItem] = []
+        if verdict.action == "wait":
+            return items
+        if verdict.action == "reset":
+            items.append(LogReset(verdict.reason))
+            self._seen, self._assembler = Seen(), LineAssembler()
+            self._rewrite_mirror(b"")
+        elif verdict.action == "resume":
+            items.append(LogReset(verdict.reason, read_on=True))
+            self._seen = seen_up_to(file, verdict.at)
+            self._assembler.drop_incomplete()  # read again from the file as it is now
+            self._rewrite_mirror(file.read_at(0, verdict.at))
+        new = file.read_at(self._seen.offset, verdict.end - self._seen.offset)
+        return items + self._accept(new)
 
     def _accept(self, data: bytes) -> list[LogItem]:
-        if len(self._head) < HEAD_BYTES:
-            self._head += data[: HEAD_BYTES - len(self._head)]
-        self._offset += len(data)
+        if not data:
+            return []
+        self._seen.advance(data)
         assert self._out is not None
         self._out.write(data)
         self._out.flush()
         return list(self._assembler.feed(data))
 
-    def _reset(self, reason: str) -> LogReset:
-        self._offset, self._head, self._assembler = 0, b"", LineAssembler()
+    def _rewrite_mirror(self, data: bytes) -> None:
         assert self._out is not None
         self._out.seek(0)
         self._out.truncate()
-        return LogReset(reason)
+        self._out.write(data)
