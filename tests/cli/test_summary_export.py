@@ -225,6 +225,15 @@ def test_export_will_not_write_over_its_source_under_another_name(tmp_path, caps
     assert source.read_bytes() == SAMPLE.read_bytes()
 
 
+def test_an_output_through_a_file_says_it_is_not_a_folder(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    out = notes / "out.csv"
+    assert main(["export", str(SAMPLE), "--format", "csv", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == f"anemon: cannot write {out}: {notes} is not a folder\n"
+    assert notes.read_text() == "mine\n"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["killed", "failed"])
 @pytest.mark.parametrize("fmt", EVERY_FORMAT)
