@@ -21,6 +21,7 @@ from anemon.analysis.load import BENCH_KINDS, Loaded, read_session
 from anemon.analysis.summary import ArmSummary, summarize
 from anemon.errors import AnemonError, NoRecordsError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
+from anemon.paths import replacing
 from anemon.recording.reader import open_source
 from anemon.store import ArmSeries, Session
 from anemon.text import printable
@@ -106,7 +107,8 @@ def _flag(value: object) -> bool | None:
 
 
 def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
-    """Write to `out`, or return the text for stdout (Parquet needs `out`)."""
+    """Write to `out` (replaced whole: `paths.replacing`), or return the text for stdout
+    (Parquet needs `out`)."""
     if fmt == "parquet":
         _write_parquet(table, out)
         return None
@@ -118,7 +120,8 @@ def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
         text = _markdown(table)
     if out is None:
         return text
-    out.write_text(text, encoding="utf-8")
+    with replacing(out) as temp:
+        temp.write_text(text, encoding="utf-8")
     return None
 
 
@@ -131,7 +134,8 @@ def _write_parquet(table: pd.DataFrame, out: Path | None) -> None:
         raise AnemonError(
             "Parquet needs pyarrow: pip install 'anemon[parquet]' (or use --format csv)"
         ) from None
-    table.to_parquet(out, index=False)
+    with replacing(out) as temp:
+        table.to_parquet(temp, index=False)
 
 
 def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
@@ -231,22 +235,30 @@ def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
 def write_sqlite(
     session: Session, out: Path | None, source: str, header: Mapping[str, Any] | None
 ) -> None:
-    """A SQLite database at `out` (replaced whole, as the other formats replace their file):
-    tables sessions, arms, rounds, trials, telemetry. Written to a temporary file beside
-    `out` and renamed over it, so a failure leaves no half database."""
+    """A SQLite database at `out` (replaced whole, as the other formats replace their file:
+    `paths.replacing`): tables sessions, arms, rounds, trials, telemetry. The old database's
+    journals go first: SQLite would apply them to the new file."""
     if out is None:
         raise AnemonError("--format sqlite writes a binary file: give it one with -o OUT")
-    name = out.parent / f".{out.name}.{os.getpid()}.tmp"
-    os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask applies
-    try:
-        with contextlib.closing(sqlite3.connect(name)) as db:
+    with replacing(out) as temp:
+        with contextlib.closing(sqlite3.connect(temp)) as db:
             _fill(db, session, source, header or {})
             db.commit()
-        os.replace(name, out)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
+        _remove_journals(out)
+
+
+_JOURNALS = ("-wal", "-shm", "-journal")
+"""What SQLite keeps beside a database `X` (`X-wal`, ...) and reads as that database's."""
+
+
+def _remove_journals(db: Path) -> None:
+    """A replaced database's journals, before the new file takes its name: a stale `-wal` or
+    a hot `-journal` (a writer killed mid-transaction) would be applied to the new file.
+    Beside a symlink's target too: SQLite names them after the file the link leads to."""
+    for name in {os.fspath(db), os.path.realpath(db)}:
+        for suffix in _JOURNALS:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name + suffix)
 
 
 def _fill(db: sqlite3.Connection, session: Session, source: str, header: Mapping[str, Any]) -> None:

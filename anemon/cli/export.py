@@ -10,6 +10,7 @@ from pathlib import Path
 
 from anemon.cli.common import add_warnings_option, report_warnings, write_stdout
 from anemon.errors import AnemonError, OutputError
+from anemon.paths import not_a_folder, same_file
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         (loaded,) = load_sessions([args.source])
     if args.output is not None:
-        check_output(args.output, args.source, renamed=args.format == "sqlite")
+        check_output(args.output, args.source, database=args.format == "sqlite")
     try:
         if args.format == "sqlite":
             text = None
@@ -52,25 +53,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_output(out: Path, source: Path, *, renamed: bool = False) -> None:
-    """Refuse, before anything is written, a directory where the file should be, a directory
-    that does not exist or cannot be written to, and the SOURCE itself. `renamed`: OUT is
-    written aside and renamed over (the database), so it must be a regular file: renamed over
-    a FIFO or a device, a file would take its place."""
+def check_output(out: Path, source: Path, *, database: bool = False) -> None:
+    """Refuse, before anything is written, a directory where the file should be, a folder
+    that does not exist or cannot be written to, and the SOURCE itself (the same file under
+    any name: a hard link too). `database`: OUT must be a regular file (a FIFO or a device
+    cannot hold one; the other formats stream into those)."""
     try:
         if out.is_dir():
             raise OutputError(f"cannot write {out}: it is a directory; give a file name")
         parent = out.parent
+        if (blocking := not_a_folder(out)) is not None:
+            raise OutputError(f"cannot write {out}: {blocking} is not a folder")
         if not parent.is_dir():
             raise OutputError(f"cannot write {out}: no such directory {parent}")
         exists = out.exists()
-        if exists and out.resolve() == source.resolve():
+        if same_file(out, source):
             raise OutputError(f"cannot write {out}: it is the SOURCE; give another file name")
-        if exists and renamed and (out.is_symlink() or not out.is_file()):
+        if exists and database and not out.is_file():
             raise OutputError(f"cannot write {out}: not a regular file; give a file name")
     except PermissionError:  # a folder on the way that may not be searched
         raise OutputError(f"cannot write {out}: permission denied") from None
-    if not os.access(parent, os.W_OK) or (exists and not os.access(out, os.W_OK)):
+    folder = os.path.dirname(os.path.realpath(out))  # where the new file is made (replacing)
+    if not os.access(folder, os.W_OK) or (exists and not os.access(out, os.W_OK)):
         raise OutputError(f"cannot write {out}: permission denied")
 
 

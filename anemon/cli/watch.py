@@ -22,6 +22,7 @@ from anemon.cli.common import (
 )
 from anemon.devices import CONNECTIONS, REAL_KINDS
 from anemon.errors import AnemonError
+from anemon.paths import same_file
 from anemon.text import printable
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def _check(args: argparse.Namespace) -> None:
         raise AnemonError("watch needs a PATH (the mirrored log), or --device KIND --bundle --log")
     if args.path.is_dir():
         raise AnemonError(f"{args.path}: is a directory; give the mirrored log file")
-    if args.record is not None and args.record.resolve() == args.path.resolve():
+    if args.record is not None and same_file(args.record, args.path):
         # appended to, it would be read back as new lines, without end; replaced, the log is lost
         raise AnemonError(
             f"{printable(str(args.record))}: is the log being watched; --record another file"

@@ -23,6 +23,7 @@ from anemon.devices import reads_power
 from anemon.devices.base import Device, DeviceError, DeviceInfo, Inspector, Telemetry
 from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, LoadEvent, PreflightEvent, StartEvent
+from anemon.paths import same_file
 from anemon.text import printable
 
 if TYPE_CHECKING:
@@ -281,14 +282,12 @@ def _dated(entry: Entry) -> tuple[bool, datetime]:
 def _candidates(folders: Iterable[Path], exclude: Path | None) -> list[Path]:
     from anemon.recording.index import recording_files
 
-    skip = exclude.resolve() if exclude is not None else None
     found: dict[Path, float] = {}
     for folder in folders:
         with contextlib.suppress(AnemonError, OSError):
             for path in recording_files(folder):
-                resolved = path.resolve()
-                if resolved != skip:
-                    found[resolved] = path.stat().st_mtime
+                if exclude is None or not same_file(path, exclude):
+                    found[path.resolve()] = path.stat().st_mtime
     return sorted(found, key=found.__getitem__, reverse=True)[:HISTORY_FILES]
 
 

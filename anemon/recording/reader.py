@@ -603,4 +603,9 @@ def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
             f"{path}: recording format version {version} is newer than this anemon reads "
             f"({VERSION}); upgrade anemon"
         )
+    if version < 1:  # versions count from 1: no anemon wrote this one
+        raise SourceError(
+            f"{path}: recording version is {version}, expected 1 to {VERSION}; "
+            "the header is damaged or the file was not written by anemon"
+        )
     return header

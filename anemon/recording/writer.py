@@ -2,8 +2,11 @@
 
 A recording is never written over by accident: a new one is created exclusively (a default
 name that is taken gets the next free `-N`), an existing one is added to (`append`) or
-replaced (`replace`) only when asked. A write that fails (a full disk) closes the file with
-what was written so far intact and is one `RecordingError`.
+replaced (`replace`) only when asked, and never while another session writes it (an advisory
+lock, held as long as the file is open; every file is opened for appending). What is written
+reaches the disk at every phase change and at most SYNC_S seconds after it was written. A
+write that fails (a full disk) closes the file with what was written so far intact and is one
+`RecordingError`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ import json
 import math
 import os
 import platform
+import stat
+import sys
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +28,12 @@ from typing import IO, Any, Literal
 from anemon import __version__
 from anemon.errors import AnemonError
 from anemon.events import Event, PhaseEvent
-from anemon.paths import create_new, safe_name
+from anemon.paths import create_new, not_a_folder, safe_name
 from anemon.recording.codec import to_record
 from anemon.text import printable
+
+if sys.platform != "win32":
+    import fcntl
 
 FORMAT = "anemon-recording"
 VERSION = 2
@@ -35,6 +44,11 @@ the new session's header fields; the reader keeps it as an unknown kind."""
 DEFAULT_DIR = Path("anemon-recordings")
 MAX_TAKEN = 10_000
 """Default names tried (`-2`, `-3`, ...) before giving up: far more than sessions per second."""
+SYNC_S = 5.0
+"""The longest an event written stays in the OS's cache only (fsynced by a thread of the
+Recorder's own): what a power loss can cost of a session with no phase changes (a watch)."""
+MAX_REOPEN = 3
+"""Opens of a name whose file was replaced between the open and the lock before giving up."""
 
 Mode = Literal["new", "append", "replace"]
 """new: the file must not exist; append: add a session to an existing recording (a new one
@@ -67,10 +81,17 @@ def exists_message(path: Path) -> str:
     return f"{path} exists; use --append to add to it or --force to replace it"
 
 
+def busy_message(path: Path) -> str:
+    return (f"{path}: another session is recording to it; wait for it to end, "
+            "or --record another FILE")  # fmt: skip
+
+
 class Recorder:
     """Opens (creates) the file at once; the header is written at `begin` (here when given),
     so a caller can claim the name before it knows the header. `write()` flushes per event and
-    fsyncs at phase changes. A file that was claimed but never begun is removed at `close`."""
+    fsyncs at phase changes (other events within SYNC_S, from a thread). The file is locked
+    while open (a second writer is refused). A file claimed but never begun is removed at
+    `close`."""
 
     def __init__(
         self,
@@ -98,6 +119,8 @@ class Recorder:
         self.header: dict[str, Any] | None = None
         """What `begin` wrote (an appended session's own header fields)."""
         self._file: IO[str] | None = None
+        self._syncer: _Syncer | None = None
+        """Puts what was written on disk every SYNC_S (from `begin` until the file closes)."""
         self.path, self._file = self._open(Path(path), mode, unique)
         if header is not None:
             self.begin(header)
@@ -135,8 +158,11 @@ class Recorder:
         if self.error is not None:  # nothing has started: say so at once
             self._reported = True
             raise self.error
+        if self._file is not None:
+            self._syncer = _Syncer(self._file.fileno(), SYNC_S)
 
     def write(self, event: Event) -> None:
+        self._check_syncer()
         if self._file is None:
             return
         record = to_record(event)
@@ -146,9 +172,13 @@ class Recorder:
         self.count += 1
         if isinstance(event, PhaseEvent):
             self._sync()
+        elif self._syncer is not None:
+            self._syncer.dirty = True
 
     def close(self) -> None:
         """Sync and close; a write that failed is raised here (once), after the file is closed."""
+        if (error := self._stop_syncer()) is not None:
+            self._failed(error)
         file, self._file = self._file, None
         if file is not None:
             try:
@@ -157,9 +187,10 @@ class Recorder:
             except OSError as e:
                 self._failed(e)
             finally:
-                _close_quietly(file)
-            if not self._begun and self._created:
-                self.path.unlink(missing_ok=True)  # claimed, never used: leave no empty file
+                if not self._begun and self._created:
+                    _discard(self.path, file)  # claimed, never used: leave no empty file
+                else:
+                    _close_quietly(file)
         if self.error is not None and not self._reported:
             self._reported = True
             raise self.error
@@ -176,35 +207,62 @@ class Recorder:
         if path.is_dir():
             raise RecordingError(f"{path}: is a directory; --record takes a file name")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if mode == "replace":
-                return path, path.open("a", encoding="utf-8")
-            if mode == "append" and path.exists():
-                return path, self._open_append(path)
-            return self._create(path, unique)
+            _make_folder(path)
+            path, file = self._take(path, mode, unique)
         except OSError as e:
             raise RecordingError(_os_message(path, e, "cannot record to")) from e
+        try:
+            if mode == "append" and os.fstat(file.fileno()).st_size:
+                self._join(path, file)
+        except BaseException as e:
+            _close_quietly(file)
+            if isinstance(e, OSError):
+                raise RecordingError(_os_message(path, e, "cannot append to")) from e
+            raise
+        return path, file
+
+    def _take(self, path: Path, mode: Mode, unique: bool) -> tuple[Path, IO[str]]:
+        """The file opened for appending and locked, still the one at its name: a file that
+        was removed or replaced between the open and the lock (its owner discarding it) is
+        opened again, so no session ever writes to a file no name leads to."""
+        for _ in range(MAX_REOPEN):
+            taken, file, created = self._opened(path, mode, unique)
+            if not _lock(file):
+                _close_quietly(file)
+                raise RecordingError(busy_message(taken))
+            if _still_named(file, taken):
+                self._created = created
+                return taken, file
+            _close_quietly(file)
+        raise RecordingError(f"{path}: replaced while being opened, again and again; "
+                             "--record another FILE")  # fmt: skip
+
+    def _opened(self, path: Path, mode: Mode, unique: bool) -> tuple[Path, IO[str], bool]:
+        """(name, file, created): new, or (append, replace) the existing file when there is one."""
+        if mode == "new":
+            return (*self._create(path, unique), True)
+        try:
+            return (*create_new(path, unique=False), True)
+        except FileExistsError:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)  # no O_CREAT: gone is opened again
+            return path, os.fdopen(fd, "a", encoding="utf-8"), False
 
     def _create(self, path: Path, unique: bool) -> tuple[Path, IO[str]]:
         try:
-            created = create_new(path, unique=unique, limit=MAX_TAKEN)
+            return create_new(path, unique=unique, limit=MAX_TAKEN)
         except FileExistsError:
             if not unique:
                 raise RecordingError(exists_message(path)) from None
             raise RecordingError(
                 f"{path}: {MAX_TAKEN} recordings of that name exist; use --record"
             ) from None
-        self._created = True
-        return created
 
-    def _open_append(self, path: Path) -> IO[str]:
-        """An existing recording, to add a session to; the new events' `t` goes on after its
-        last one. An empty file is a new recording."""
+    def _join(self, path: Path, file: IO[str]) -> None:
+        """Add a session to the (locked) recording `file`; the new events' `t` goes on after
+        its last one. (An empty file is a new recording: nothing to join.)"""
         from anemon.errors import SourceError
         from anemon.recording.reader import open_source
 
-        if path.stat().st_size == 0:
-            return path.open("w", encoding="utf-8")
         try:
             reader = open_source(path)
         except SourceError as e:
@@ -216,10 +274,8 @@ class Recorder:
                                  "recording (use another --record FILE)")  # fmt: skip
         self.offset = _last_t(path)
         self._appending = True
-        file = path.open("a", encoding="utf-8")
         if not _ends_with_newline(path):  # a torn last line stays one (skipped) line
             file.write("\n")
-        return file
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -249,10 +305,24 @@ class Recorder:
         except OSError as e:
             self._failed(e)
 
+    def _check_syncer(self) -> None:
+        """An fsync of the syncer failed: writing stops, as when a write fails."""
+        if self._syncer is not None and self._syncer.error is not None:
+            self._failed(self._syncer.error)
+
+    def _stop_syncer(self) -> OSError | None:
+        """End the syncer's thread; what its last fsync failed with, if one did."""
+        syncer, self._syncer = self._syncer, None
+        if syncer is None:
+            return None
+        syncer.stop()
+        return syncer.error
+
     def _failed(self, error: OSError) -> None:
         """Stop writing (what is on disk stays as it is) and tell `on_error`. Not raised here:
         the writer is whoever emitted an event (a source, the controller, a key); `close`
         raises it once the session has stopped."""
+        self._stop_syncer()  # before the descriptor it fsyncs is closed
         file, self._file = self._file, None
         if file is not None:
             _close_quietly(file)
@@ -266,6 +336,89 @@ class Recorder:
         self.error = RecordingError(f"recording: {printable(what)}; the session stopped")
         for listener in self.on_error:
             listener(self.error)
+
+
+class _Syncer:
+    """fsyncs a descriptor every `every_s` when something was written since the last time, in
+    a thread: the session's event loop never waits for the disk, and nothing written stays
+    longer than `every_s` in the OS's cache only. A failure is kept for the writer to act on
+    (its listeners run on the writer's side)."""
+
+    def __init__(self, fd: int, every_s: float) -> None:
+        self.dirty = False
+        """Set by the writer after each line; cleared here before each fsync, so a line
+        written during one is synced by the next."""
+        self.error: OSError | None = None
+        self._fd = fd
+        self._every = every_s
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="anemon-fsync", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._every):
+            if not self.dirty:
+                continue
+            self.dirty = False
+            try:
+                os.fsync(self._fd)
+            except OSError as e:
+                self.error = e
+                return
+
+    def stop(self) -> None:
+        """Return once the thread has ended (an fsync under way finishes first)."""
+        self._stopped.set()
+        self._thread.join()
+
+
+def _make_folder(path: Path) -> None:
+    """The folder `path` goes in, made when missing; a file where a folder should be is said
+    as such (mkdir would say "File exists")."""
+    blocking = not_a_folder(path)
+    if blocking is not None:
+        raise RecordingError(
+            f"cannot record to {path}: {blocking} is not a folder; choose another --record FILE"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _lock(file: IO[str]) -> bool:
+    """Take the recording's advisory lock (held until the file is closed); False when another
+    session holds it. Only regular files are locked (two sessions may record to /dev/null).
+    Where there is no such lock (Windows), or the file system has none, nothing is locked:
+    every writer appends, so none writes over another's lines, but theirs may interleave."""
+    if sys.platform == "win32" or not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        return True
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without locks (some network or FUSE ones): go on unlocked
+        pass
+    return True
+
+
+def _still_named(file: IO[str], path: Path) -> bool:
+    """`file` is still the one at `path` (not removed nor replaced since it was opened)."""
+    try:
+        return os.path.samestat(os.fstat(file.fileno()), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
+def _discard(path: Path, file: IO[str]) -> None:
+    """Remove a claimed file that was never begun, before closing it lets its lock go: a
+    session that opens it meanwhile finds it gone (`_still_named`) and opens the name again.
+    Windows cannot remove an open file (nor locks it): there, after the close."""
+    if sys.platform == "win32":
+        _close_quietly(file)
+        path.unlink(missing_ok=True)
+        return
+    try:
+        path.unlink(missing_ok=True)
+    finally:
+        _close_quietly(file)
 
 
 def _close_quietly(file: IO[str]) -> None:

@@ -126,3 +126,40 @@ def test_an_existing_output_is_replaced_as_the_other_formats_do(tmp_path):
 def test_an_output_in_a_missing_folder_is_one_line(tmp_path, capsys):
     code = main(["export", str(SAMPLE), "--format", "sqlite", "-o", str(tmp_path / "no/x.db")])
     assert code == 2 and "no such directory" in capsys.readouterr().err
+
+
+def stale_journal(folder: Path, mode: str) -> Path:
+    """The `-wal` or hot `-journal` of an older database of 200 trials (a writer killed
+    mid-transaction, a reader that still had it open): what SQLite finds beside a file."""
+    old = folder / "old.db"
+    with closing(sqlite3.connect(old, isolation_level=None)) as db:
+        db.execute("PRAGMA synchronous=OFF")  # the journal counts its own pages
+        if mode == "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA wal_autocheckpoint=0")
+        db.execute("CREATE TABLE trials (n INTEGER, x TEXT)")
+        db.executemany("INSERT INTO trials VALUES (?, ?)", [(i, "x" * 500) for i in range(200)])
+        if mode == "journal":
+            db.execute("BEGIN")
+            db.execute("DELETE FROM trials")
+        saved = folder / "saved"
+        saved.write_bytes((folder / f"old.db-{mode}").read_bytes())  # before close deletes it
+    return saved
+
+
+@pytest.mark.parametrize("mode", ["journal", "wal"])
+def test_a_stale_journal_beside_the_output_does_not_alter_the_new_database(tmp_path, mode):
+    """SQLite applied OUT's leftover `-wal` or hot `-journal` to the new file: its rows were
+    the old database's. They are removed when OUT is replaced."""
+    saved = stale_journal(tmp_path, mode)
+    out = tmp_path / "out.db"
+    out.write_text("the previous export")
+    (tmp_path / f"out.db-{mode}").write_bytes(saved.read_bytes())
+    if mode == "wal":
+        (tmp_path / "out.db-shm").write_bytes(b"\0" * 32768)
+    export(tmp_path)
+    expected = query(export(tmp_path, name="fresh.db"), "SELECT COUNT(*) FROM trials")
+    assert expected[0][0] > 0
+    assert query(out, "SELECT COUNT(*) FROM trials") == expected
+    assert query(out, "PRAGMA integrity_check") == [("ok",)]
+    assert not any(tmp_path.glob("out.db-*"))

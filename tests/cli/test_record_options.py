@@ -6,6 +6,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from anemon.cli import main
 from anemon.recording.reader import open_source
 from anemon.recording.writer import SESSION_KIND, Recorder
 from tests.control.helpers import one_arm
+from tests.recorded import recorded, wait_for
 
 SHORT = one_arm("short")
 EXISTS = "exists; use --append to add to it or --force to replace it\n"
@@ -24,6 +28,10 @@ def plan(tmp_path: Path) -> Path:
     path = tmp_path / "short.toml"
     path.write_text(SHORT)
     return path
+
+
+def trial_line(i: int) -> str:
+    return f"TRIAL arm=a trial={i} warmup=0 t={i} decode_tps=50 gen=64\n"
 
 
 def kinds(path: Path) -> list[str | None]:
@@ -122,3 +130,73 @@ def test_a_full_disk_ends_the_run_with_one_line_and_exit_2(tmp_path, plan, capsy
     written = record.read_text().splitlines()
     assert len(written) == 21  # the header and the 20 events that fitted, each whole
     assert all(json.loads(text) for text in written)
+
+
+# -- issue 21, part 2: one recording, two sessions; files compared by identity ---------------
+
+
+def watch_argv(mirror: Path, *record: str) -> list[str]:
+    return [sys.executable, "-m", "anemon", "watch", str(mirror), "--headless", "--poll", "0.1",
+            "--record", *record]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["--append", "--force"])
+def test_a_second_session_on_a_recording_being_written_is_refused(tmp_path, how):
+    """`watch --record X` in one process, `--record X --append` (or `--force`) in another: the
+    second overwrote the first's lines (or garbled them). Now it is one line, exit 2, and
+    every trial the first read is in X once."""
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first_log.write_text("".join(trial_line(i) for i in range(5)))
+    second_log.write_text("".join(trial_line(i) for i in range(100, 105)))
+    record = tmp_path / "shared.jsonl"
+    first = subprocess.Popen(watch_argv(first_log, str(record)), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert wait_for(lambda: len(recorded(record, "trial")) == 5), "the first never recorded"
+        second = subprocess.run(  # a timeout: accepted, the watch would never end
+            watch_argv(second_log, str(record), how), capture_output=True, text=True, timeout=60
+        )  # fmt: skip
+        with first_log.open("a") as log:
+            log.write("".join(trial_line(i) for i in range(5, 10)))
+        assert wait_for(lambda: len(recorded(record, "trial")) == 10)
+    finally:
+        first.send_signal(signal.SIGTERM)
+        _, err = first.communicate(timeout=30)
+    assert first.returncode == 0, err
+    assert second.returncode == 2 and second.stderr == (
+        f"anemon: {record}: another session is recording to it; wait for it to end, "
+        "or --record another FILE\n"
+    )
+    assert [e["trial"] for e in recorded(record, "trial")] == list(range(10))
+    assert SESSION_KIND not in kinds(record)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["--append", "--force"])
+def test_watch_will_not_record_onto_its_log_under_another_name(tmp_path, how):
+    """A hard link is the same file: replaced, the bench log was truncated; appended to, it
+    read its own lines back."""
+    log = tmp_path / "bench.log"
+    log.write_text("START arm=a\nTRIAL arm=a trial=1 warmup=0 decode_tps=50\n")
+    link = tmp_path / "link.jsonl"
+    os.link(log, link)
+    before = log.read_bytes()
+    done = subprocess.run(watch_argv(log, str(link), how), capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 2 and done.stderr == (
+        f"anemon: {link}: is the log being watched; --record another file\n"
+    )
+    assert log.read_bytes() == before
+
+
+def test_a_record_path_through_a_file_says_it_is_not_a_folder(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    record = notes / "run.jsonl"
+    assert main(["demo", "--headless", "--speed", "max", "--record", str(record)]) == 2
+    assert capsys.readouterr().err == (
+        f"anemon: cannot record to {record}: {notes} is not a folder; "
+        "choose another --record FILE\n"
+    )
+    assert notes.read_text() == "mine\n"

@@ -5,6 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -192,3 +196,73 @@ def test_summary_of_a_devicectl_recording_says_devicectl_reads_no_power(tmp_path
     assert "devicectl reads no power" in capsys.readouterr().out
     assert main(["summary", str(path)]) == 0
     assert "devicectl reads no power" in capsys.readouterr().out
+
+
+# -- issue 21, part 2: an export never destroys a file ---------------------------------------
+
+EVERY_FORMAT = ["csv", "json", "md", "parquet", "sqlite"]
+MID_WRITE = """\
+import resource, signal, sys
+if sys.argv[1] == "killed":  # Python ignores SIGXFSZ: by default it kills, as a kill -9 would
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+from anemon.cli import main
+resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))  # no file past 2 KiB: cut mid-row
+sys.exit(main(sys.argv[2:]))
+"""
+"""An export that dies (`killed`) or fails (`failed`: EFBIG) 2 KiB into writing its file."""
+
+
+@pytest.mark.parametrize("fmt", EVERY_FORMAT)
+def test_export_will_not_write_over_its_source_under_another_name(tmp_path, capsys, fmt):
+    """A hard link is the SOURCE: written to, the recording was destroyed."""
+    source = tmp_path / "session.jsonl"
+    source.write_bytes(SAMPLE.read_bytes())
+    link = tmp_path / "out.data"
+    os.link(source, link)
+    assert main(["export", str(source), "--format", fmt, "-o", str(link)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"anemon: cannot write {link}: it is the SOURCE; give another file name\n"
+    assert source.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_an_output_through_a_file_says_it_is_not_a_folder(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    out = notes / "out.csv"
+    assert main(["export", str(SAMPLE), "--format", "csv", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == f"anemon: cannot write {out}: {notes} is not a folder\n"
+    assert notes.read_text() == "mine\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["killed", "failed"])
+@pytest.mark.parametrize("fmt", EVERY_FORMAT)
+def test_an_export_that_dies_part_way_leaves_the_old_file_whole(tmp_path, fmt, how):
+    out = tmp_path / f"out.{fmt}"
+    out.write_text("the previous export, whole\n")
+    done = subprocess.run(
+        [sys.executable, "-c", MID_WRITE, how, "export", str(SAMPLE), "--format", fmt, "-o",
+         str(out)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},  # no .pyc past the limit
+    )  # fmt: skip
+    if how == "killed":
+        assert done.returncode == -signal.SIGXFSZ, done.stderr  # it did die mid-write
+    else:
+        assert done.returncode == 2 and done.stderr.startswith(f"anemon: cannot write {out}: ")
+        assert done.stderr.count("\n") == 1
+        assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]  # nothing left beside
+    assert out.read_text() == "the previous export, whole\n"
+
+
+@pytest.mark.parametrize("command", [["summary"], ["export", "--format", "csv"]])
+def test_a_recording_of_version_0_is_one_line_and_exit_2(tmp_path, capsys, command):
+    lines = SAMPLE.read_text().splitlines(keepends=True)
+    path = tmp_path / "v0.jsonl"
+    path.write_text(json.dumps(json.loads(lines[0]) | {"version": 0}) + "\n" + "".join(lines[1:]))
+    assert main([*command, str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (
+        f"anemon: {path}: recording version is 0, expected 1 to 2; the header is damaged or "
+        "the file was not written by anemon\n"
+    )

@@ -145,6 +145,20 @@ def test_a_version_that_is_not_an_integer_is_refused_saying_what_it_is(tmp_path,
     assert "\n" not in message
 
 
+@pytest.mark.parametrize("version", [0, -1, -(2**70)])
+def test_a_version_below_1_is_refused_as_a_future_one_is(tmp_path, version):
+    """Versions count from 1: a header with 0 or less was read silently, as if it were 2."""
+    header = make_header(source="x") | {"version": version}
+    path = tmp_path / "rec.jsonl"
+    path.write_text(json.dumps(header) + "\n" + json.dumps(TRIAL) + "\n")
+    with pytest.raises(SourceError) as caught:
+        open_source(path)
+    assert str(caught.value) == (
+        f"{path}: recording version is {version}, expected 1 to 2; "
+        "the header is damaged or the file was not written by anemon"
+    )
+
+
 def test_a_header_without_a_version_is_refused(tmp_path):
     header = make_header(source="x")
     del header["version"]
