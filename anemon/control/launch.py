@@ -1,8 +1,10 @@
-"""What the app is given at launch (docs/spec/line-protocol.md) and how refusals are retried."""
+"""What the app is given at launch (docs/spec/line-protocol.md), which arm its lines are
+taken for, and how refusals are retried."""
 
 from __future__ import annotations
 
 from anemon.control.plan import ArmSpec, Plan
+from anemon.events import EndEvent, RecordEvent, StartEvent
 
 BACKOFF_FIRST_S = 5.0
 BACKOFF_MAX_S = 120.0
@@ -18,6 +20,7 @@ def app_env(plan: Plan, arm: ArmSpec) -> dict[str, str]:
     """The environment of one launch of an arm; the arm's own `env` wins on a clash."""
     protocol = plan.protocol
     env = {
+        "AB_ARM": arm.name,
         "AB_MODEL": arm.name,
         "AB_TAG": plan.tag,
         "AB_LOG": plan.log_path,
@@ -28,6 +31,35 @@ def app_env(plan: Plan, arm: ArmSpec) -> dict[str, str]:
         "AB_GEN": str(protocol.gen),
     }
     return env | dict(arm.env)
+
+
+class Attribution:
+    """Which plan arm each line of the app's log belongs to: the arm of the launch that wrote
+    it, whatever its `arm=` says (two arms may give the app one AB_MODEL; an app may ignore
+    AB_ARM). The log is one file, written in launch order: a launch's lines begin at its START
+    line; the lines before it are the previous launch's (its process stopped, its log pulled
+    late), unless that launch's END was read, or none has begun: then they are the new
+    launch's (a failure before START). Before the first launch, lines keep their own arm."""
+
+    def __init__(self) -> None:
+        self._current: str | None = None
+        self._ended = True
+        """The current launch wrote its END: the app has exited (or no launch has begun)."""
+        self._next: str | None = None
+        """Launched, but none of its lines read yet."""
+
+    def launched(self, arm: str) -> None:
+        """The app is being launched as `arm` (an ArmSpec's name)."""
+        self._next = arm
+
+    def arm_of(self, event: RecordEvent) -> str | None:
+        """The arm `event`, the next line of the log, belongs to."""
+        if self._next is not None and (self._ended or isinstance(event, StartEvent)):
+            self._current, self._next, self._ended = self._next, None, False
+        if self._current is None:
+            return event.arm
+        self._ended = self._ended or isinstance(event, EndEvent)
+        return self._current
 
 
 def probe_env(plan: Plan) -> dict[str, str]:
