@@ -186,3 +186,12 @@ def test_the_line_feed_names_lines_and_gaps_by_the_attribution():
         (StartEvent, "short"), (GapEvent, "short"), (type(events[2]), "short")
     ]  # fmt: skip
     assert events[0].line == f"START arm={MODEL}"  # the line itself is kept as it came
+
+
+def test_the_preflight_warns_of_arms_that_share_an_ab_model(tmp_path, capsys):
+    path = tmp_path / "shared.toml"
+    path.write_text(shared())
+    assert main(["preflight", str(path)]) == 0  # a warning: the run goes on
+    out = capsys.readouterr().out
+    assert "arms: short, long stay apart in this run (by launch)" in out
+    assert "unless the app writes arm=$AB_ARM" in out
