@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from anemon.analysis.summary import summarize
 from anemon.cli import main
 from anemon.control.launch import Attribution
 from anemon.devices.sim import SimDevice
@@ -25,7 +26,9 @@ from anemon.events import (
     TrialEvent,
 )
 from anemon.pipeline import LineFeed, Pipeline
+from anemon.recording.reader import open_source
 from anemon.sources.items import LogGap
+from anemon.store import Session
 from tests.control.helpers import Ran, plan, run_plan
 
 MODEL = "minicpm5_1b_ane_pal8"
@@ -97,6 +100,21 @@ def test_two_arms_with_one_model_are_two_arms_with_their_own_trials(tmp_path, ca
         (arm, TRIALS * ROUNDS, TRIALS * ROUNDS * gen, ROUNDS) for arm, gen in GEN.items()
     ]
     assert all(a["status"] == "done" for a in arms)
+
+
+def test_anemon_run_records_two_arms_and_a_replay_of_it_shows_them(tmp_path, capsys):
+    path, record = tmp_path / "shared.toml", tmp_path / "run.jsonl"
+    path.write_text(shared(""))
+    argv = ["run", str(path), "--device", "sim", "--speed", "max", "--headless"]
+    assert main([*argv, "--record", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "short  phase done: short (round 2)" in out and "long  phase done: long" in out
+    replayed = Session()
+    for event in open_source(record):
+        replayed.add(event)
+    assert [(s.arm, s.trials, s.tokens) for s in summarize(replayed)] == [
+        (arm, TRIALS * ROUNDS, TRIALS * ROUNDS * gen) for arm, gen in GEN.items()
+    ]
 
 
 def test_the_session_and_every_decision_name_the_plan_arm():
