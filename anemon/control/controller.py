@@ -474,7 +474,7 @@ class Controller:
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         if self._run is not None:  # an arm's launch, not the cooldown's probe
-            self.attribution.launched(self._run.arm.name)
+            self.attribution.launched(self._run.arm.name, env)
         return await self.device.launch(bundle, env)
 
     async def terminate(self, pid: int) -> None:

@@ -143,6 +143,32 @@ def test_each_arm_gets_its_own_simulator_settings():
     ]  # fmt: skip
 
 
+def test_an_app_that_fails_before_its_start_after_a_stopped_launch_fails_its_own_arm():
+    """The first arm wedges (no END: the stall watchdog stops it); the next, of another
+    model and deaf to AB_ARM, exits on a bad AB_GEN before any START: its error is its own,
+    at once (not the first-trial watchdog's)."""
+    text = f"""\
+tag = "t"
+[cooldown]
+min_s = 10
+until = "none"
+cap_s = 10
+[[arms]]
+name = "a"
+env = {{ AB_MODEL = "{MODEL}" }}
+[[arms]]
+name = "b"
+env = {{ AB_MODEL = "minicpm5_1b_gpu_int8", AB_GEN = "lots", AB_ARM = "" }}
+[sim.arms.a]
+fault = "stall"
+fault_at_s = 5
+"""
+    ran = run_plan(plan(text))
+    assert [(o.arm, o.status) for o in ran.result.outcomes] == [("a", "failed"), ("b", "failed")]
+    assert "bad AB_GEN='lots'" in ran.outcome("b").reason
+    assert [e.arm for e in ran.of(ErrorEvent) if "AB_GEN" in e.message] == ["b"]
+
+
 # -- the rule, line by line ------------------------------------------------------------------
 
 
@@ -159,11 +185,12 @@ def end(arm: str | None = MODEL) -> EndEvent:
 
 
 def arms(attribution: Attribution, *steps: str | RecordEvent) -> list[str | None]:
-    """The arm of each line; a string step launches that arm."""
+    """The arm of each line; a string step launches that arm (`name` or `name:AB_MODEL`)."""
     named: list[str | None] = []
     for step in steps:
         if isinstance(step, str):
-            attribution.launched(step)
+            name, _, model = step.partition(":")
+            attribution.launched(name, {"AB_ARM": name, "AB_MODEL": model or MODEL})
         else:
             named.append(attribution.arm_of(step))
     return named
@@ -186,6 +213,16 @@ def test_after_an_end_the_next_launchs_lines_are_its_own_before_any_start():
     assert lines == ["a", "a", "b", "b"]
 
 
+def test_a_line_that_names_only_the_new_launch_is_its_own_before_its_start():
+    """A stopped launch (no END) then one that fails before its START: an app told other
+    AB_MODELs says which wrote what; with one AB_MODEL, only the START could."""
+    error = ErrorEvent(t=0, wall=0, arm="m2", message="bad AB_GEN")
+    steps = ("a:m1", start("m1"), trial("m1"), "b:m2", trial("m1"), error, end("m2"))
+    assert arms(Attribution(), *steps) == ["a", "a", "a", "b", "b"]
+    told = ErrorEvent(t=0, wall=0, arm="b", message="bad AB_GEN")  # it wrote its AB_ARM
+    assert arms(Attribution(), "a", start(), trial(), "b", told) == ["a", "a", "b"]
+
+
 def test_lines_between_launches_belong_to_the_last_one():
     idle = IdleEvent(t=0, wall=0, arm=None)  # the cooldown's probe: no arm of its own
     lines = arms(Attribution(), "a", start(), end(), idle, "b", start("anything"), trial(None))
@@ -198,7 +235,7 @@ def test_the_line_feed_names_lines_and_gaps_by_the_attribution():
     pipeline.subscribe(events.append)
     attribution = Attribution()
     feed = LineFeed(pipeline, "sim:log", attribution.arm_of)
-    attribution.launched("short")
+    attribution.launched("short", {"AB_ARM": "short", "AB_MODEL": MODEL})
     feed.feed_items([f"START arm={MODEL}", LogGap("begin", "unplugged"), "plain text"])
     assert [(type(e), e.arm) for e in events] == [
         (StartEvent, "short"), (GapEvent, "short"), (type(events[2]), "short")
