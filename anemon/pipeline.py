@@ -6,11 +6,12 @@ subscribe. Nothing here knows whether the session is live or replayed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 
 from anemon.clock import Clock, RealClock
 from anemon.devices.base import Device, DeviceError, PowerSource, Telemetry
-from anemon.events import Event, GapEvent, MarkerEvent, ResetEvent
+from anemon.events import Event, GapEvent, MarkerEvent, RecordEvent, ResetEvent
 from anemon.parsing import LineParser
 from anemon.recording.writer import Recorder
 from anemon.sources.items import LogGap, LogItem, LogReset
@@ -52,21 +53,39 @@ class Pipeline:
             self.recorder.close()
 
 
-class LineFeed:
-    """Turns lines from a live source into events on a pipeline (a reset starts a new log)."""
+ArmOf = Callable[[RecordEvent], str | None]
+"""The arm a parsed line belongs to, where a source knows better than the line's `arm=`."""
 
-    def __init__(self, pipeline: Pipeline, source: str) -> None:
+
+class LineFeed:
+    """Turns lines from a live source into events on a pipeline (a reset starts a new log).
+
+    `arm_of` (the controller's launches) decides each record's arm; without it, the line's."""
+
+    def __init__(self, pipeline: Pipeline, source: str, arm_of: ArmOf | None = None) -> None:
         self.pipeline = pipeline
         self.parser = LineParser(source)
+        self.arm_of = arm_of
+        self.arm: str | None = None
+        """The arm of the latest record (a gap belongs to it)."""
 
     def feed(self, lines: Iterable[str]) -> None:
         for line in lines:
             t, wall = self.pipeline.stamp()
-            self.pipeline.emit(self.parser.parse(line, t=t, wall=wall))
+            event = self.parser.parse(line, t=t, wall=wall)
+            if isinstance(event, RecordEvent):
+                event = self._attributed(event)
+                self.arm = event.arm
+            self.pipeline.emit(event)
+
+    def _attributed(self, event: RecordEvent) -> RecordEvent:
+        arm = event.arm if self.arm_of is None else self.arm_of(event)
+        return event if arm == event.arm else dataclasses.replace(event, arm=arm)
 
     def reset(self, reason: str, *, read_on: bool = False) -> None:
         if not read_on:  # another log: its lines are not the launch in progress
             self.parser.reset()
+            self.arm = None
         t, wall = self.pipeline.stamp()
         self.pipeline.emit(ResetEvent(t=t, wall=wall, source=self.parser.source, reason=reason))
 
@@ -80,7 +99,7 @@ class LineFeed:
             elif isinstance(item, LogGap):
                 t, wall = self.pipeline.stamp()
                 self.pipeline.emit(
-                    GapEvent(t=t, wall=wall, arm=self.parser.current_arm,
+                    GapEvent(t=t, wall=wall, arm=self.arm,
                              source=self.parser.source, state=item.state, reason=item.reason)
                 )  # fmt: skip
 

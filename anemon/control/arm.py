@@ -125,7 +125,6 @@ class ArmRun:
         self.launch = launch
         self.arm = launch.arm
         self.round = launch.round
-        self.model = launch.arm.model
         self.phase: Phase | None = None
         """The last phase this run set."""
         self.inbox: asyncio.Queue[Event | Command] = asyncio.Queue()
@@ -157,12 +156,12 @@ class ArmRun:
         return ArmOutcome(self.arm.name, self.round, status, reason)
 
     def _fail(self, reason: str) -> _Ended:
-        self.host.error(self.model, reason)
+        self.host.error(self.arm.name, reason)
         return _Ended("failed", reason)
 
     def _phase(self, phase: Phase, reason: str = "") -> None:
         self.phase = phase
-        self.host.set_phase(phase, self.model, reason)
+        self.host.set_phase(phase, self.arm.name, reason)
 
     def _check_abort(self) -> None:
         if self._aborted is not None:
@@ -229,8 +228,8 @@ class ArmRun:
         dog.line(t)
         if isinstance(item, StartEvent):
             self.started = True
-        elif not self.started and item.arm != self.model:
-            return None  # the end of the previous process's log
+        elif not self.started and item.arm != self.arm.name:
+            return None  # the previous launch's last lines (launch.Attribution names their arm)
         return self._on_record(item, dog, t)
 
     def _on_record(self, item: RecordEvent, dog: Watchdog, t: float) -> tuple[str, str] | None:

@@ -28,7 +28,7 @@ from anemon.control.battery import (
     expected_run_s,
 )
 from anemon.control.cooldown import Cooldown, CooldownHost, Probe
-from anemon.control.launch import probe_env
+from anemon.control.launch import Attribution, probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
 from anemon.control.preflight import History, run_checks
@@ -118,7 +118,8 @@ class Controller:
         self._answers: list[Answer] = []
         """How the operator's waits ended (`ask`), in order."""
         self.source = f"{device.kind}:{plan.log_path}"
-        self.feed = LineFeed(pipeline, self.source)
+        self.attribution = Attribution()
+        self.feed = LineFeed(pipeline, self.source, self.attribution.arm_of)
         self.phase: Phase = "idle"
         self.arm: str | None = None
         self.prompt: str | None = None
@@ -206,7 +207,7 @@ class Controller:
             outcome = await run.run()
         finally:
             self._run = None
-        self.set_phase("done" if outcome.status == "done" else "aborted", launch.arm.model,
+        self.set_phase("done" if outcome.status == "done" else "aborted", launch.arm.name,
                        outcome.describe())  # fmt: skip
         return outcome
 
@@ -269,7 +270,7 @@ class Controller:
         probe = Probe(self.plan.app.bundle, probe_env(self.plan))
         cooldown = self._cooldown = Cooldown(
             self.plan.cooldown,
-            arm.model,
+            arm.name,
             host,
             self.clock,
             probe=probe,
@@ -472,6 +473,8 @@ class Controller:
                              line=f"anemon: ERROR: {message}"))  # fmt: skip
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
+        if self._run is not None:  # an arm's launch, not the cooldown's probe
+            self.attribution.launched(self._run.arm.name, env)
         return await self.device.launch(bundle, env)
 
     async def terminate(self, pid: int) -> None:

@@ -35,6 +35,11 @@ HEADROOM_GB = 2.0
 """Free disk wanted beyond the largest arm's footprint (a cold load's compile cache)."""
 HISTORY_FILES = 200
 """At most this many recordings (the newest) are looked at for the last one of a tag."""
+SHARED_MODEL = (
+    "{arms} stay apart in this run (by launch), but a raw log of theirs is one arm "
+    "unless the app writes arm=$AB_ARM"
+)
+"""The note of the arms check: why arms that share an AB_MODEL are worth a warning."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +124,24 @@ async def run_checks(
         await _low_power(device),
         _os(info, history or History()),
     ]
+    checks.extend(_shared_models(plan))
     return Preflight(tuple(checks))
+
+
+def _shared_models(plan: Plan) -> list[Check]:
+    """A warning for each AB_MODEL several arms give the app: only a run knows their lines
+    apart (control.launch.Attribution), not a raw log's `watch`, `replay` or `summary`."""
+    arms: dict[str, list[str]] = {}
+    for arm in plan.arms:
+        arms.setdefault(arm.model, []).append(arm.name)
+    return [Check("arms", "warn", printable(f"{_names(names)} share AB_MODEL {model}"),
+                  SHARED_MODEL.format(arms=_names(names)))
+            for model, names in arms.items() if len(names) > 1]  # fmt: skip
+
+
+def _names(names: Sequence[str], shown: int = 3) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 async def _telemetry(device: Device) -> tuple[Telemetry | None, str]:

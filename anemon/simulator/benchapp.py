@@ -51,7 +51,7 @@ class AppSetup:
     bundle: str
     params: AppParams
     arm: SimArmConfig | None
-    """None: AB_MODEL names no profile."""
+    """None: AB_MODEL names no profile (and no `[sim.arms]` settings are named AB_ARM)."""
     os_build: str
     started: float
 
@@ -115,8 +115,8 @@ class BenchApp:
 
     @property
     def _arm(self) -> str | None:
-        """The `arm=` of its lines: the AB_MODEL value (None when it was not given)."""
-        return self.setup.params.model
+        """The `arm=` of its lines: AB_ARM, else AB_MODEL (None when neither was given)."""
+        return self.setup.params.arm
 
     @property
     def _named(self) -> str:

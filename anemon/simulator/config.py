@@ -20,7 +20,7 @@ BATTERY_PROTOCOL_S = 26 * 60.0
 
 @dataclass(frozen=True)
 class SimArmConfig:
-    """One arm on the simulated phone; keyed in SimConfig.arms by its AB_MODEL value."""
+    """One arm on the simulated phone; keyed in SimConfig.arms by its name (AB_ARM)."""
 
     profile: str
     """A built-in profile (profiles.PROFILES)."""
@@ -82,8 +82,10 @@ class SimConfig:
             raise ValueError(f"start_thermal must be one of {', '.join(STATES)}")
         object.__setattr__(self, "arms", MappingProxyType(dict(self.arms)))
 
-    def arm(self, model: str) -> SimArmConfig | None:
-        """The arm launched with AB_MODEL=model: configured, or a built-in profile as is."""
-        if model in self.arms:
-            return self.arms[model]
-        return SimArmConfig(profile=model) if model in PROFILES else None
+    def arm(self, name: str, model: str | None = None) -> SimArmConfig | None:
+        """The arm launched as `name` (AB_ARM, else AB_MODEL): configured, or the built-in
+        profile of `model` (default `name`) as is."""
+        if name in self.arms:
+            return self.arms[name]
+        profile = model or name
+        return SimArmConfig(profile=profile) if profile in PROFILES else None

@@ -12,6 +12,8 @@ MODES = ("sustain", "ab", "idle")
 class AppParams:
     model: str | None
     """AB_MODEL (not needed in idle mode)."""
+    arm: str | None
+    """AB_ARM, else AB_MODEL: the `arm=` of its lines and its `[sim.arms]` settings' name."""
     log_path: str
     mode: str
     seconds: float
@@ -48,6 +50,7 @@ def parse_env(env: Mapping[str, str]) -> AppParams:
     tag = env.get("AB_TAG") or "bench"
     return AppParams(
         model=model,
+        arm=env.get("AB_ARM") or model,
         log_path=env.get("AB_LOG") or f"Documents/sustain/{tag}.log",
         mode=mode,
         seconds=_number(env, "AB_SECONDS", 600, problems),

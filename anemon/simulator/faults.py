@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anemon.simulator.config import SimConfig
+from anemon.simulator.config import SimArmConfig, SimConfig
 
 CORE_DEVICE_LAUNCH_FAILED = 10002
 INSTALL_SETTLE_S = 8.0
@@ -31,7 +31,6 @@ class LaunchGate:
     """Decides whether a launch is refused: lock, install settling, busy, injected faults."""
 
     def __init__(self, config: SimConfig) -> None:
-        self.config = config
         self.locked = config.locked
         self._installed_at: float | None = None
         self._busy_until = float("-inf")
@@ -44,22 +43,22 @@ class LaunchGate:
     def busy_for(self, now: float, seconds: float) -> None:
         self._busy_until = max(self._busy_until, now + seconds)
 
-    def check(self, now: float, model: str | None) -> None:
-        """Raise SimLaunchRefused if a launch of `model` (None: no arm) is refused now."""
+    def check(self, now: float, name: str | None, arm: SimArmConfig | None) -> None:
+        """Raise SimLaunchRefused if a launch of the arm `name` (None: no arm) is refused
+        now; `arm` is its settings (None: AB_MODEL names no profile)."""
         if self.locked:
             raise SimLaunchRefused(reason="Locked", transient=False, detail="unlock the phone")
         if self._installed_at is not None and now - self._installed_at < INSTALL_SETTLE_S:
             raise SimLaunchRefused(detail="the app was just installed; retry in a few seconds")
         if now < self._busy_until:
             raise SimLaunchRefused(reason="Busy", detail="Application failed preflight checks")
-        if model is not None:
-            self._check_arm(now, model)
+        if name is not None:
+            self._check_arm(now, name, arm)
 
-    def _check_arm(self, now: float, model: str) -> None:
-        arm = self.config.arm(model)
-        attempt = self._attempts.get(model, 0) + 1
-        self._attempts[model] = attempt
-        first = self._first_attempt.setdefault(model, now)
+    def _check_arm(self, now: float, name: str, arm: SimArmConfig | None) -> None:
+        attempt = self._attempts.get(name, 0) + 1
+        self._attempts[name] = attempt
+        first = self._first_attempt.setdefault(name, now)
         if arm is None:
             return
         if arm.fault == "refuse_launch" and attempt <= arm.fault_count:

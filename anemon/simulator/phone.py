@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from anemon.simulator import lines
 from anemon.simulator.battery import Battery
 from anemon.simulator.benchapp import AppSetup, BenchApp
-from anemon.simulator.config import SimConfig
+from anemon.simulator.config import SimArmConfig, SimConfig
 from anemon.simulator.container import Containers
 from anemon.simulator.disk import Disk
 from anemon.simulator.env import parse_env
@@ -86,23 +86,22 @@ class SimulatedIPhone:
     def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         """Start the app; its pid. Raises SimLaunchRefused. Replaces a running instance."""
         params = parse_env(env)
-        self.gate.check(self.now, params.model if params.mode != "idle" else None)
+        arm = self.config.arm(params.arm, params.model) if params.arm else None
+        self.gate.check(self.now, params.arm if params.mode != "idle" else None, arm)
         for pid in [p for p, a in self._apps.items() if a.setup.bundle == bundle]:
             self.terminate(pid)
-        arm = self.config.arm(params.model) if params.model else None
         pid = FIRST_PID + self._launches
         self._launches += 1
         rng = random.Random(f"{self.config.seed}:{self._launches}")
         setup = AppSetup(pid, bundle, params, arm, self.config.os_build, self.now)
         self._apps[pid] = BenchApp(setup, rng)
-        if params.model and params.mode != "idle":
-            self._arm_launched(params.model)
+        if params.arm and params.mode != "idle":
+            self._arm_launched(params.arm, arm)
         return pid
 
-    def _arm_launched(self, model: str) -> None:
+    def _arm_launched(self, name: str, arm: SimArmConfig | None) -> None:
         """An `unplug` fault pulls the cable once, on the arm's first launch."""
-        count = self._arm_launches[model] = self._arm_launches.get(model, 0) + 1
-        arm = self.config.arm(model)
+        count = self._arm_launches[name] = self._arm_launches.get(name, 0) + 1
         if arm is not None and arm.fault == "unplug" and count == 1:
             self._after(arm.fault_at_s, lambda: self.set_plugged(False))
             self._after(arm.fault_at_s + arm.unplug_s, lambda: self.set_plugged(True))

@@ -56,6 +56,7 @@ env = { AB_MODEL = "b", X = "1" }
     ("name", "value"),
     [
         ("AB_MODEL", "b"),  # the arm's env wins over its name
+        ("AB_ARM", "a"),  # the plan arm's name, whatever its AB_MODEL
         ("X", "1"),
         ("AB_TAG", "x"),
         ("AB_MODE", "sustain"),

@@ -30,6 +30,13 @@ def test_an_arm_not_configured_runs_its_built_in_profile():
     assert config.arm("nothing") is None
 
 
+def test_an_arm_is_found_by_its_name_and_else_runs_its_models_profile():
+    """Arms launched with AB_ARM: two arms of one AB_MODEL have settings of their own."""
+    config = SimConfig(arms={"a": SimArmConfig(profile="qwen3_1_7b_ane", fault="hang")})
+    assert config.arm("a", "minicpm5_2b_ane").fault == "hang"
+    assert config.arm("b", "minicpm5_2b_ane") == SimArmConfig(profile="minicpm5_2b_ane")
+
+
 def test_configs_are_frozen():
     config = SimConfig(arms={"a": SimArmConfig(profile="qwen3_1_7b_ane")})
     with pytest.raises(AttributeError):

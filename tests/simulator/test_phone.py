@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from anemon.simulator import PROFILES, SimConfig, SimulatedIPhone
+from anemon.simulator import PROFILES, SimArmConfig, SimConfig, SimulatedIPhone
 
 from .logparse import BUNDLE, env, kinds, log, parse, run
 
@@ -104,6 +104,18 @@ def test_a_second_launch_replaces_the_running_app():
     sim.advance(10)
     second = sim.launch(BUNDLE, env(GPU))
     assert second != first and sim.running() == {second}
+
+
+def test_an_app_told_its_arm_writes_it_and_runs_that_arms_settings():
+    """AB_ARM names the arm (its `arm=` and its [sim.arms] settings); AB_MODEL the model."""
+    sim = SimulatedIPhone(SimConfig(arms={"slow": SimArmConfig(profile=ANE, fault="load_error")}))
+    run(sim, env(ANE, AB_ARM="fast", AB_SECONDS="10"))
+    run(sim, env(ANE, AB_ARM="slow"))
+    records = log(sim)
+    assert {r["arm"] for r in records} == {"fast", "slow"}
+    assert [(r["arm"], r["reason"]) for r in records if r.kind == "END"] == [
+        ("fast", "done"), ("slow", "error")
+    ]  # fmt: skip
 
 
 def test_the_app_complains_about_a_missing_or_unknown_model():

@@ -185,9 +185,9 @@ def host_reading(phone: SimulatedIPhone) -> Telemetry:
 
 
 def sim_config(plan: Plan) -> SimConfig:
-    """The SimConfig a plan's [sim] section describes (arms keyed by their AB_MODEL)."""
+    """The SimConfig a plan's [sim] section describes (arms keyed by their names, AB_ARM)."""
     arms = {
-        arm.model: SimArmConfig(
+        arm.name: SimArmConfig(
             profile=spec.profile,
             fault=spec.fault,
             fault_at_s=spec.fault_at_s,
