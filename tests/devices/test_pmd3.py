@@ -175,6 +175,39 @@ async def test_a_log_rotated_on_the_phone_gives_each_line_once_and_no_torn_half(
     assert (tmp_path / "bench.log").read_bytes() == bytes(stand_in.files[LOG])
 
 
+async def test_a_log_cut_short_between_the_stat_and_the_read_is_waited_for(
+    phone: VirtualIPhone,
+    pmd3: Pmd3Device,
+    stand_in: StandInPhone,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = [f"TRIAL arm=a trial={i} decode_tps=70" for i in range(200)]
+    text = "".join(line + "\n" for line in lines)
+    stand_in.append(text[: text.index("trial=150 ")])
+    follow = pmd3.follow_log(BUNDLE, LOG, tmp_path / "bench.log")
+    read = stand_in.read_container_file
+    cut = [0]
+
+    def shorter(bundle: str, path: str, offset: int, size: int) -> bytes:
+        if cut[0]:  # the stat saw the whole file; the read finds it truncated
+            cut[0] -= 1
+            return read(bundle, path, offset, size)[: max(0, 100 - offset)]
+        return read(bundle, path, offset, size)
+
+    try:
+        seen = await next_batch(follow)
+        monkeypatch.setattr(stand_in, "read_container_file", shorter)
+        cut[0] = 3
+        stand_in.append(text[text.index("trial=150 ") :])
+        while len(seen) < len(lines):
+            seen += await next_batch(follow)
+    finally:
+        await follow.aclose()
+        await pmd3.close()
+    assert seen == lines
+
+
 async def test_a_log_not_written_yet_is_waited_for(
     phone: VirtualIPhone, pmd3: Pmd3Device, stand_in: StandInPhone, tmp_path: Path
 ) -> None:

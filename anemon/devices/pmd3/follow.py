@@ -110,10 +110,10 @@ class LogFollower:
         size = int((await self._afc.stat(self.path))["st_size"])
         snapshot = await self._fetch(size, self._near(size))
         try:
-            verdict = judge(self._seen, snapshot, size)
+            verdict = judge(self._seen, snapshot, snapshot.size)
         except NotFetched:  # changed before the offset: the rule reads the whole file
             snapshot = await self._fetch(size, [(0, size)])
-            verdict = judge(self._seen, snapshot, size)
+            verdict = judge(self._seen, snapshot, snapshot.size)
         return self._apply(verdict, snapshot)
 
     def _near(self, size: int) -> list[tuple[int, int]]:
@@ -131,7 +131,10 @@ class LogFollower:
             parts = []
             for position, length in ranges:
                 await afc.fseek(handle, position)
-                parts.append((position, bytes(await afc.fread(handle, length))))
+                data = bytes(await afc.fread(handle, length))
+                parts.append((position, data))
+                if len(data) < length:  # cut short since the stat: the file ends there now
+                    size = position + len(data)
         finally:
             await afc.fclose(handle)
         return Snapshot(size, tuple(parts))
