@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +94,9 @@ def serving(cwd: Path, *command: str) -> Iterator[Served]:
         if ended_here:
             process.terminate()
         process.communicate(timeout=STOP_S)
+        for left in children(cwd, process):  # a test that failed leaves none behind
+            with suppress(ProcessLookupError):
+                os.kill(int(left.split()[0]), signal.SIGKILL)
     if ended_here:
         assert process.returncode == 0
 
