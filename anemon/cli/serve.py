@@ -7,11 +7,16 @@ unless told otherwise. One browser at a time: each would start its own COMMAND (
 on the same phone), so a second is refused while one is connected.
 
 textual-serve starts COMMAND through a shell (`asyncio.create_subprocess_shell`); the command
-line is made with `shlex.join` from `[sys.executable, "-m", "anemon", *COMMAND]`, so every
-word is one quoted argument. Nothing a request carries reaches a file name or a command: the
-page's query string gives only integers (font size, terminal size), the static files are a
-fixed table made at start-up (a request path is a key in it, never joined to a folder), and
-the file-download route is not offered. Ends on SIGINT, SIGTERM or SIGHUP with exit 0.
+line is `exec` and `shlex.join` of `[sys.executable, "-m", "anemon", *COMMAND]`, so every
+word is one quoted argument and the process is anemon itself. Nothing a request carries
+reaches a file name or a command: the page's query string gives only integers (font size,
+terminal size), the static files are a fixed table made at start-up (a request path is a key
+in it, never joined to a folder), and the file-download route is not offered.
+
+No COMMAND outlives its browser (anemon/ui/serve.py): the browser gone, COMMAND is asked to
+quit and ends as on a hang-up (its recording closed with its summary), killed if it has not
+within `QUIT_GRACE_S`. Ends on SIGINT, SIGTERM or SIGHUP with exit 0, once COMMAND has ended;
+serve killed, COMMAND hears its stdin end and ends as on a hang-up.
 """
 
 from __future__ import annotations
@@ -19,13 +24,9 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
-from typing import TYPE_CHECKING
 
 from anemon.errors import AnemonError
 from anemon.text import printable
-
-if TYPE_CHECKING:
-    pass
 
 DASHBOARD_COMMANDS = ("demo", "run", "watch", "replay")
 """What COMMAND may be: the commands that show a dashboard."""

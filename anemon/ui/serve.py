@@ -1,9 +1,21 @@
 """textual-serve's Server, narrowed for `anemon serve` (anemon/cli/serve.py says what and why):
 the static files a fixed table, no download route, autoescaped templates, one browser at a
-time, the start-up line plain text. Here, in ui/, because it is the Textual side."""
+time, the start-up line plain text; and no COMMAND outlives its browser or the server.
+
+textual-serve asks the app to quit when its browser goes and then waits for it without end,
+and stops the server with the app still running; textual's web driver ignores its stdin
+ending, so an app whose server went (stopped, or killed) ran on without a parent. Here: the
+app is run by `HangUpDriver`, which hears that end; each app is stopped within
+`QUIT_GRACE_S`, killed after; and the server, stopped, closes the browser's socket and waits
+for its app. The one adapter to textual-serve's private names (`AppService._process`,
+`._task`, `._build_environment`, `Server._process_messages`: tests/cli/test_serve.py says
+when one moves). Here, in ui/, because it is the Textual side."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import shlex
 import signal
 import socket
@@ -11,10 +23,31 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual.drivers.web_driver import WebDriver
+
+from anemon.feeds.lifecycle import STOP_TIMEOUT_S
 from anemon.text import printable
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+QUIT_GRACE_S = STOP_TIMEOUT_S + 20.0
+"""How long an app asked to quit may take before it is killed: its start-up (a few seconds on
+a busy machine), then its feed's drain (`STOP_TIMEOUT_S`) and the recording's close."""
+OUTPUT_GRACE_S = 5.0
+"""How long the ended app's last output may take to arrive (a child of it holding stdout)."""
+
+
+class HangUpDriver(WebDriver):
+    """textual's web driver, which hears the server go: its stdin ending while the app runs
+    (the server stopped or was killed) is a hang-up, SIGHUP to this process, which the feed's
+    lifecycle handles as a closed terminal's (stopped, drained, the recording closed with its
+    summary). The server's `quit` stays textual's."""
+
+    def run_input_thread(self) -> None:
+        super().run_input_thread()
+        if not self.exit_event.is_set():  # set when the app stops: this end is not the server's
+            os.kill(os.getpid(), signal.SIGHUP)
 
 
 def page_url(sock: socket.socket) -> str:
@@ -27,17 +60,59 @@ def page_url(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
+def app_service_class() -> type:
+    """textual-serve's AppService (one browser's COMMAND), whose stop always ends it."""
+    from textual_serve.app_service import AppService
+
+    class ServedApp(AppService):
+        def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+            environment = super()._build_environment(width=width, height=height)
+            environment["TEXTUAL_DRIVER"] = f"{__name__}:{HangUpDriver.__name__}"
+            return environment
+
+        async def stop(self) -> None:
+            """Ask the app to quit and close its stdin (an app that never reads the quit
+            hears the hang-up); killed after `QUIT_GRACE_S`, or if this stop is cancelled.
+            Returns once it has ended and its output is read; a second call does nothing."""
+            process, task, self._task = self._process, self._task, None
+            if process is None or task is None:
+                return
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._quit(process), QUIT_GRACE_S)
+            finally:
+                if process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+            await process.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(task, OUTPUT_GRACE_S)
+
+        async def _quit(self, process: asyncio.subprocess.Process) -> None:
+            await self.send_meta({"type": "quit"})
+            self.stdin.close()
+            await process.wait()
+
+    return ServedApp
+
+
 def server_class() -> type:
     """textual-serve's Server, narrowed (imported here: only `serve` needs aiohttp)."""
-    from aiohttp import web
-    from textual_serve.server import Server
+    from aiohttp import WSCloseCode, web
+    from textual_serve.server import Server, to_int
+
+    served_app = app_service_class()
 
     class AnemonServer(Server):
         def __init__(self, command: list[str], sock: socket.socket) -> None:
-            super().__init__(shlex.join(command), title="anemon", public_url=page_url(sock))
+            # exec: the process textual-serve holds is the app itself, no shell between them
+            super().__init__("exec " + shlex.join(command), title="anemon",
+                             public_url=page_url(sock))  # fmt: skip
             self.words = command
             self.sock = sock
-            self.busy = False
+            self.websocket: web.WebSocketResponse | None = None
+            """The browser's socket, while one is connected."""
+            self.stopping = False
             self.statics = {
                 "/static/" + p.relative_to(self.statics_path).as_posix(): p
                 for p in Path(self.statics_path).rglob("*")
@@ -61,6 +136,7 @@ def server_class() -> type:
                 web.get("/static/{filename:.*}", self.static, name="static"),
             ])  # fmt: skip
             app.on_startup.append(self.on_startup)
+            app.on_shutdown.append(self.on_shutdown)
             return app
 
         async def static(self, request: web.Request) -> web.StreamResponse:
@@ -70,13 +146,32 @@ def server_class() -> type:
             return web.FileResponse(path)
 
         async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-            if self.busy:  # each browser would start its own COMMAND: one at a time
+            """textual-serve's, with `ServedApp`: COMMAND runs while the browser is
+            connected, and is ended before this returns."""
+            if self.websocket is not None:  # each browser would start its own COMMAND
                 raise web.HTTPConflict(text="the dashboard is open in another browser\n")
-            self.busy = True
+            self.websocket = websocket = web.WebSocketResponse(heartbeat=15)
             try:
-                return await super().handle_websocket(request)
+                await websocket.prepare(request)
+                app = served_app(self.command, write_bytes=websocket.send_bytes,
+                                 write_str=websocket.send_str, close=websocket.close,
+                                 download_manager=self.download_manager)  # fmt: skip
+                try:
+                    width = to_int(request.query.get("width", "80"), 80)
+                    await app.start(width, to_int(request.query.get("height", "24"), 24))
+                    await self._process_messages(websocket, app)
+                finally:
+                    await app.stop()
             finally:
-                self.busy = False
+                self.websocket = None
+            return websocket
+
+        async def on_shutdown(self, app: web.Application) -> None:
+            """Stopping: the browser's socket closed, so its handler ends COMMAND (aiohttp
+            waits for the handler, up to its shutdown timeout of 60 s: > QUIT_GRACE_S)."""
+            if self.websocket is not None:
+                await self.websocket.close(code=WSCloseCode.GOING_AWAY,
+                                           message=b"anemon serve stopped")  # fmt: skip
 
         async def on_startup(self, app: web.Application) -> None:
             shown = printable(shlex.join(["anemon", *self.words[3:]]))
@@ -84,9 +179,13 @@ def server_class() -> type:
                   "who can reach this address drives the dashboard); Ctrl-C stops",
                   file=sys.stderr, flush=True)  # fmt: skip
 
-        def serve(self, debug: bool = False) -> None:
-            import asyncio
+        def request_exit(self) -> None:
+            # once: a second signal must not cut short the stop that ends COMMAND
+            if not self.stopping:
+                self.stopping = True
+                super().request_exit()
 
+        def serve(self, debug: bool = False) -> None:
             self.initialize_logging()
             loop = asyncio.new_event_loop()
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):

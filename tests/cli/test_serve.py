@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
+import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
@@ -24,11 +28,15 @@ import pytest
 
 from anemon.cli.serve import anemon_command
 from anemon.errors import AnemonError
+from anemon.ui.serve import OUTPUT_GRACE_S, QUIT_GRACE_S
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "recordings" / "sim-sustain-1b-v2.jsonl"
 ARM = "minicpm5_1b_ane_pal8"
 TIMEOUT_S = 30.0
+STOP_S = QUIT_GRACE_S + OUTPUT_GRACE_S + TIMEOUT_S
+"""A hang guard on serve's stop: it may wait for its COMMAND up to QUIT_GRACE_S (killed
+after)."""
 URL = re.compile(r"at (http://\S+) ")
 
 
@@ -56,11 +64,19 @@ def test_a_bad_option_in_the_command_is_a_usage_error_before_serving(capsys):
     assert "not a speed" in capsys.readouterr().err
 
 
+@dataclass(frozen=True)
+class Served:
+    url: str
+    """The page's URL, as serve says it."""
+    process: subprocess.Popen[str]
+
+
 @contextmanager
-def serving(cwd: Path, *command: str) -> Iterator[str]:
-    """`anemon serve --port 0 -- COMMAND` as a process; yields the page URL it says. What
-    the served app writes on stderr (textual-serve relays it to its stdout) goes to
-    cwd/serve.out."""
+def serving(cwd: Path, *command: str) -> Iterator[Served]:
+    """`anemon serve --port 0 -- COMMAND` as a process, in `cwd` (so is every COMMAND it
+    starts: `children` finds them there); yields the page URL it says. What the served app
+    writes on stderr (textual-serve relays it to its stdout) goes to cwd/serve.out. Ended
+    with SIGTERM (unless the test ended it): exit 0."""
     with (cwd / "serve.out").open("w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "anemon", "serve", "--port", "0", "--", *command],
@@ -72,11 +88,17 @@ def serving(cwd: Path, *command: str) -> Iterator[str]:
         match = URL.search(first)
         assert match, f"no URL in {first!r}"
         assert "no authentication" in first and match.group(1).startswith("http://127.0.0.1:")
-        yield match.group(1)
+        yield Served(match.group(1), process)
     finally:
-        process.terminate()
-        process.communicate(timeout=TIMEOUT_S)
-    assert process.returncode == 0
+        ended_here = process.poll() is None
+        if ended_here:
+            process.terminate()
+        process.communicate(timeout=STOP_S)
+        for left in children(cwd, process):  # a test that failed leaves none behind
+            with suppress(ProcessLookupError):
+                os.kill(int(left.split()[0]), signal.SIGKILL)
+    if ended_here:
+        assert process.returncode == 0
 
 
 def fetch(url: str) -> tuple[int, bytes]:
@@ -90,7 +112,8 @@ def fetch(url: str) -> tuple[int, bytes]:
 
 @pytest.mark.slow
 def test_the_page_is_served_and_nothing_outside_it(tmp_path):
-    with serving(tmp_path, "replay", str(SAMPLE)) as url:
+    with serving(tmp_path, "replay", str(SAMPLE)) as served:
+        url = served.url
         status, page = fetch(url + "/")
         assert status == 200
         assert b'data-session-websocket-url="ws://127.0.0.1:' in page
@@ -113,8 +136,8 @@ def test_a_hostile_command_word_never_reaches_the_shell(tmp_path):
     """The words after `--` are arguments, whatever they hold: the app starts and says it
     cannot find that SOURCE, spelled as given; the shell never runs what the word spells."""
     word = "$(touch pwned);touch pwned2"
-    with serving(tmp_path, "replay", word) as url:
-        ws_url = url.replace("http://", "ws://") + "/ws?width=100&height=40"
+    with serving(tmp_path, "replay", word) as served:
+        ws_url = served.url.replace("http://", "ws://") + "/ws?width=100&height=40"
         asyncio.run(connect_until(ws_url, tmp_path / "serve.out", word))
     assert word in (tmp_path / "serve.out").read_text()  # the app got it as one argument
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
@@ -132,8 +155,8 @@ async def second_browser(ws_url: str) -> int:
 
 @pytest.mark.slow
 def test_one_browser_at_a_time(tmp_path):
-    with serving(tmp_path, "replay", str(SAMPLE)) as url:
-        ws_url = url.replace("http://", "ws://") + "/ws?width=100&height=40"
+    with serving(tmp_path, "replay", str(SAMPLE)) as served:
+        ws_url = served.url.replace("http://", "ws://") + "/ws?width=100&height=40"
         assert asyncio.run(second_browser(ws_url)) == 409
 
 
@@ -173,7 +196,7 @@ def chromium() -> str:
 
 
 class DevTools:
-    """The few DevTools-protocol calls the test needs, over one page's websocket."""
+    """The few DevTools-protocol calls the tests need, over one page's websocket."""
 
     def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self.ws = ws
@@ -188,10 +211,19 @@ class DevTools:
                 assert "error" not in message, message
                 return dict(message["result"])
 
+    async def close_page(self) -> None:
+        """Close the page, as its tab closed: its websockets go, this one too."""
+        self.last += 1
+        await self.ws.send_json({"id": self.last, "method": "Page.close", "params": {}})
+        async with asyncio.timeout(TIMEOUT_S):
+            while not self.ws.closed:
+                await self.ws.receive()
 
-async def draw(browser: str, url: str, profile: Path, shot: Path) -> str:
-    """Open `url` in headless Chromium; the terminal's text once it shows ARM (or whatever
-    it shows after TIMEOUT_S); a PNG screenshot saved to `shot`."""
+
+@asynccontextmanager
+async def page(browser: str, profile: Path) -> AsyncIterator[DevTools]:
+    """A page of headless Chromium (about:blank), driven over the DevTools protocol; the
+    browser ended on the way out."""
     process = await asyncio.create_subprocess_exec(
         browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
@@ -209,33 +241,177 @@ async def draw(browser: str, url: str, profile: Path, shot: Path) -> str:
         async with aiohttp.ClientSession() as session:
             async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
                 targets = await response.json()
-            page = next(t for t in targets if t["type"] == "page")
-            async with session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0) as ws:
+            target = next(t for t in targets if t["type"] == "page")
+            async with session.ws_connect(target["webSocketDebuggerUrl"], max_msg_size=0) as ws:
                 tools = DevTools(ws)
                 await tools.call("Page.enable")
                 await tools.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
-                await tools.call("Page.navigate", url=url)
-                text = ""
-                deadline = time.monotonic() + TIMEOUT_S
-                while ARM not in text and time.monotonic() < deadline:
-                    await asyncio.sleep(0.2)
-                    result = await tools.call("Runtime.evaluate", expression=SCREEN,
-                                              returnByValue=True)  # fmt: skip
-                    text = result["result"].get("value") or ""
-                png = await tools.call("Page.captureScreenshot", format="png")
-                shot.write_bytes(base64.b64decode(png["data"]))
-                return text
+                yield tools
     finally:
-        process.terminate()
+        if process.returncode is None:
+            process.terminate()
         await process.wait()
+
+
+async def screen_text(tools: DevTools, text: str) -> str:
+    """The terminal's text once it shows `text` (or whatever it shows after TIMEOUT_S)."""
+    shown = ""
+    deadline = time.monotonic() + TIMEOUT_S
+    while text not in shown and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        result = await tools.call("Runtime.evaluate", expression=SCREEN, returnByValue=True)
+        shown = result["result"].get("value") or ""
+    return shown
+
+
+async def draw(browser: str, url: str, profile: Path, shot: Path) -> str:
+    """Open `url` in headless Chromium; the terminal's text once it shows ARM (or whatever
+    it shows after TIMEOUT_S); a PNG screenshot saved to `shot`."""
+    async with page(browser, profile) as tools:
+        await tools.call("Page.navigate", url=url)
+        text = await screen_text(tools, ARM)
+        png = await tools.call("Page.captureScreenshot", format="png")
+        shot.write_bytes(base64.b64decode(png["data"]))
+        return text
 
 
 @pytest.mark.slow
 def test_the_dashboard_draws_in_headless_chromium(tmp_path):
     browser = chromium()
     shot = tmp_path / "dashboard.png"
-    with serving(tmp_path, "replay", str(SAMPLE)) as url:
-        text = asyncio.run(draw(browser, url + "/", tmp_path / "profile", shot))
+    with serving(tmp_path, "replay", str(SAMPLE)) as served:
+        text = asyncio.run(draw(browser, served.url + "/", tmp_path / "profile", shot))
     assert ARM in text, f"the arm never appeared; the terminal showed:\n{text}"
     assert "decode tok/s" in text
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+# -- no COMMAND outlives its browser or its serve ------------------------------------------
+
+
+def test_the_textual_serve_names_the_adapter_relies_on_are_there():
+    """anemon/ui/serve.py overrides or reads these private names of textual-serve and
+    textual; when one moves, this says which (and the adapter must follow)."""
+    from textual.drivers.web_driver import WebDriver
+    from textual_serve.app_service import AppService
+    from textual_serve.download_manager import DownloadManager
+    from textual_serve.server import Server
+
+    async def nothing(*_: object) -> None:
+        pass
+
+    service = AppService("true", write_bytes=nothing, write_str=nothing, close=nothing,
+                         download_manager=DownloadManager())  # fmt: skip
+    moved = [name for name, there in [
+        ("AppService._process", hasattr(service, "_process")),
+        ("AppService._task", hasattr(service, "_task")),
+        ("AppService._build_environment() sets TEXTUAL_DRIVER",
+         "TEXTUAL_DRIVER" in getattr(service, "_build_environment", dict)()),
+        ("Server._process_messages", callable(getattr(Server, "_process_messages", None))),
+        ("WebDriver.run_input_thread", callable(getattr(WebDriver, "run_input_thread", None))),
+        ("WebDriver.exit_event", "self.exit_event = " in inspect.getsource(WebDriver)),
+    ] if not there]  # fmt: skip
+    assert not moved, f"textual-serve or textual changed: {moved}; see anemon/ui/serve.py"
+
+
+def children(cwd: Path, serve: subprocess.Popen[str]) -> list[str]:
+    """What serve started and is still running, from the process table: every process but
+    serve working in `cwd` (serve's, which its COMMANDs inherit), as "PID STATE COMMAND"."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == serve.pid:
+            continue
+        try:  # a process gone meanwhile, or a zombie (no cwd), is not running
+            if os.readlink(entry / "cwd") != str(cwd):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        found.append(f"{entry.name} {state} {b' '.join(words).decode(errors='replace')}")
+    return found
+
+
+def children_after(cwd: Path, serve: subprocess.Popen[str], timeout: float) -> list[str]:
+    """`children`, once there are none or after `timeout` (a hang guard)."""
+    deadline = time.monotonic() + timeout
+    while (left := children(cwd, serve)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def assert_closed(recording: Path) -> None:
+    """The recording ends with its summary: COMMAND closed it."""
+    lines = recording.read_text().splitlines()
+    assert lines and json.loads(lines[-1])["kind"] == "summary", lines[-1:]
+
+
+@asynccontextmanager
+async def shown(browser: str, served: Served, cwd: Path) -> AsyncIterator[DevTools]:
+    """The page open in headless Chromium."""
+    async with page(browser, cwd / "profile") as tools:
+        await tools.call("Page.navigate", url=served.url + "/")
+        yield tools
+
+
+async def close_after(browser: str, served: Served, cwd: Path, seconds: float) -> None:
+    """Open the page; close it `seconds` after its COMMAND started."""
+    async with shown(browser, served, cwd) as tools:
+        async with asyncio.timeout(TIMEOUT_S):
+            while not children(cwd, served.process):
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(seconds)
+        await tools.close_page()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seconds", [0.5, 2.0, 5.0])
+def test_a_page_closed_at_any_moment_of_start_up_ends_its_command(tmp_path, seconds):
+    """The page closed 0.5, 2 or 5 s after its COMMAND started (importing, starting the
+    dashboard, running): COMMAND ends, its recording closed with its summary, and serve
+    goes on for the next browser."""
+    browser = chromium()
+    with serving(tmp_path, "demo", "--record", "demo.jsonl") as served:
+        asyncio.run(close_after(browser, served, tmp_path, seconds))
+        left = children_after(tmp_path, served.process, STOP_S)
+        assert not left, f"still running after the page closed: {left}"
+        assert served.process.poll() is None
+    assert_closed(tmp_path / "demo.jsonl")
+
+
+async def stop_serve_while_shown(
+    browser: str, served: Served, cwd: Path, how: signal.Signals
+) -> None:
+    """Open the page; once the dashboard shows, send `how` to serve and wait for it to end,
+    the page still open."""
+    async with shown(browser, served, cwd) as tools:
+        text = await screen_text(tools, ARM)
+        assert ARM in text, f"the dashboard never showed; the terminal showed:\n{text}"
+        served.process.send_signal(how)
+        await asyncio.to_thread(served.process.wait, STOP_S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_serve_stopped_with_a_browser_connected_leaves_no_command(tmp_path, how):
+    """serve ends its COMMAND before it exits: none is running once serve's status is
+    known, and its recording is closed with its summary."""
+    browser = chromium()
+    with serving(tmp_path, "demo", "--record", "demo.jsonl") as served:
+        asyncio.run(stop_serve_while_shown(browser, served, tmp_path, how))
+        assert served.process.returncode == 0
+        left = children(tmp_path, served.process)
+        assert not left, f"serve ({how.name}) exited, leaving {left}"
+    assert_closed(tmp_path / "demo.jsonl")
+
+
+@pytest.mark.slow
+def test_a_command_whose_serve_is_killed_ends_and_closes_its_recording(tmp_path):
+    """serve killed (no chance to stop COMMAND): COMMAND hears its stdin end and ends as on
+    a hang-up, its recording closed with its summary."""
+    browser = chromium()
+    with serving(tmp_path, "demo", "--record", "demo.jsonl") as served:
+        asyncio.run(stop_serve_while_shown(browser, served, tmp_path, signal.SIGKILL))
+        left = children_after(tmp_path, served.process, TIMEOUT_S)
+        assert not left, f"still running after serve was killed: {left}"
+    assert_closed(tmp_path / "demo.jsonl")
