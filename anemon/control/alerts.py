@@ -242,7 +242,6 @@ class Hook:
         self, process: subprocess.Popen[bytes], stderr: IO[bytes], timeout_s: float
     ) -> None:
         self.process = process
-        self.timeout_s = timeout_s
         self._stderr = stderr
         self._why: str | None = None
         """Why the group was killed, once it was."""

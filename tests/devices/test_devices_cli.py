@@ -187,6 +187,8 @@ def _odd_entry(field: str, value: object) -> Callable[[VirtualIPhone], dict[str,
     def attached(phone: VirtualIPhone) -> dict[str, Any]:
         entry = listed(phone)
         entry["Properties"][field] = value
+        if value is MISSING:
+            del entry["Properties"][field]
         entry.update({"DeviceID": value} if field == "DeviceID" else {})
         return entry
 
@@ -194,6 +196,7 @@ def _odd_entry(field: str, value: object) -> Callable[[VirtualIPhone], dict[str,
 
 
 listed = usbmuxd._attached
+MISSING = object()
 BAD_REPLY = "anemon: pymobiledevice3: usbmuxd at {} sent a device list anemon cannot read: "
 ADVICE = "; restart usbmuxd, or point USBMUXD_SOCKET_ADDRESS at a real one\n"
 
@@ -205,8 +208,15 @@ ADVICE = "; restart usbmuxd, or point USBMUXD_SOCKET_ADDRESS at a real one\n"
         ("ConnectionType", ["USB"], "a device's ConnectionType is list ['USB'], not a string"),
         ("DeviceID", "1", "a device's DeviceID is str '1', not an integer"),
         ("SerialNumber", "", "a device's SerialNumber is empty"),
+        ("ConnectionType", MISSING, "a device without 'ConnectionType'"),
     ],
-    ids=["an integer SerialNumber", "a list ConnectionType", "a string DeviceID", "no serial"],
+    ids=[
+        "an integer SerialNumber",
+        "a list ConnectionType",
+        "a string DeviceID",
+        "no serial",
+        "no ConnectionType",
+    ],
 )
 def test_a_device_of_odd_types_refuses_the_reply_in_one_line(
     running_phone: VirtualIPhone,
