@@ -11,9 +11,11 @@ bell, recorded) and runs the plan's hook. Each condition fires at most once per 
 - `charging_changed`: the phone starts or stops charging while an arm runs.
 
 The hook is an argument list run without a shell, with ANEMON_ALERT, ANEMON_ARM, ANEMON_VALUE,
-ANEMON_THRESHOLD and ANEMON_TAG in its environment, and killed after `hook_timeout_s`. It runs
-in a thread with a real-time timeout: at `--speed max` the loop's own time is virtual and would
-time every hook out at once. A hook that fails or times out is a marker; it never stops a run.
+ANEMON_THRESHOLD and ANEMON_TAG in its environment, in its own session: its process group (the
+hook and anything it started) is killed after `hook_timeout_s`, when the session is aborted (a
+signal, X), and what is left of it when the run ends. It is waited for in a thread with a
+real-time timeout: at `--speed max` the loop's own time is virtual and would time every hook
+out at once. A hook that fails or times out is a marker; it never stops a run.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import signal
 import statistics
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import IO
 
 from anemon.control.plan import AlertSpec
 from anemon.events import (
@@ -72,6 +76,8 @@ class Alerts:
         self.fired: set[tuple[str, str | None]] = set()
         """(condition, arm) pairs that have fired."""
         self.hooks: list[asyncio.Task[None]] = []
+        self._started: list[Hook] = []
+        """Every hook started: their process groups are killed when the run ends."""
         self._arm: str | None = None
         self._running = False
         self._charging: bool | None = None
@@ -174,19 +180,38 @@ class Alerts:
             self.hooks.append(loop.create_task(self._hook(event)))
 
     async def _hook(self, event: AlertEvent) -> None:
-        env = hook_env(event, self.tag)
-        failed = await asyncio.to_thread(run_hook, self.spec.hook, env, self.spec.hook_timeout_s)
+        hook = Hook.start(self.spec.hook, hook_env(event, self.tag), self.spec.hook_timeout_s)
+        failed = hook if isinstance(hook, str) else await self._wait(hook)
         if failed is not None:
             t, wall = self.pipeline.stamp()
             note = f"alert hook for {event.alert}: {failed}"
             self.pipeline.emit(MarkerEvent(t=t, wall=wall, arm=event.arm, source=SOURCE,
                                            note=note))  # fmt: skip
 
+    async def _wait(self, hook: Hook) -> str | None:
+        self._started.append(hook)
+        try:
+            return await asyncio.to_thread(hook.wait)
+        except asyncio.CancelledError:  # the run was cut: its thread ends with the group
+            hook.kill("killed: the run ended")
+            raise
+
+    def stop(self) -> None:
+        """The session is aborted: kill every hook's process group now (`drain` then ends at
+        once)."""
+        for hook in self._started:
+            hook.kill("killed: the session was aborted")
+
     async def drain(self) -> None:
-        """Wait for the hooks still running (each is bounded by its timeout)."""
-        while self.hooks:
-            hooks, self.hooks = self.hooks, []
-            await asyncio.gather(*hooks, return_exceptions=True)
+        """Wait for the hooks still running (each is bounded by its timeout), then kill what
+        they left running (a background child): nothing of a hook outlives the run."""
+        try:
+            while self.hooks:
+                hooks, self.hooks = self.hooks, []
+                await asyncio.gather(*hooks, return_exceptions=True)
+        finally:
+            for hook in self._started:
+                hook.kill("killed: the run ended")
 
 
 def hook_env(event: AlertEvent, tag: str) -> dict[str, str]:
@@ -208,34 +233,57 @@ def _text(value: float | str | None) -> str:
     return value if isinstance(value, str) else f"{value:g}"
 
 
-def run_hook(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> str | None:
-    """Run the hook (no shell, its own process group); None when it exited 0, else what went
-    wrong. Killed, with anything it started, after `timeout_s` real seconds."""
-    with tempfile.TemporaryFile() as stderr:
+class Hook:
+    """One run of the hook in its own session (so its own process group): the group, the hook
+    and whatever it started, lives at most `timeout_s` real seconds, and never past the run
+    (`kill`). `wait` blocks: run it in a thread."""
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], stderr: IO[bytes], timeout_s: float
+    ) -> None:
+        self.process = process
+        self._stderr = stderr
+        self._why: str | None = None
+        """Why the group was killed, once it was."""
+        # A timer thread, not the loop: at --speed max the loop's time is virtual.
+        timed_out = f"timed out after {timeout_s:g} s (killed)"
+        self._deadline = threading.Timer(timeout_s, self.kill, (timed_out,))
+        self._deadline.daemon = True
+        self._deadline.start()
+
+    @classmethod
+    def start(cls, argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> Hook | str:
+        """The hook started (no shell, stdin and stdout closed), or why it could not be."""
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 (`wait` closes it)
         try:
             process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=stderr, env=dict(env),
                                        start_new_session=True)  # fmt: skip
         except OSError as e:
+            stderr.close()
             return f"could not start {printable(argv[0])}: {e.strerror or e}"
-        try:
-            status = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            return f"timed out after {timeout_s:g} s (killed)"
-        if status == 0:
-            return None
-        stderr.seek(0, os.SEEK_END)
-        stderr.seek(max(0, stderr.tell() - STDERR_TAIL))
-        tail = stderr.read().decode("utf-8", errors="replace").strip()
+        return cls(process, stderr, timeout_s)
+
+    def wait(self) -> str | None:
+        """Until the hook itself has exited: None when it exited 0 (what it started may live on
+        until the timeout or the run's end), else what went wrong."""
+        with self._stderr:
+            status = self.process.wait()
+            if self._why is not None:
+                return self._why
+            if status == 0:
+                return None
+            self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, self._stderr.tell() - STDERR_TAIL))
+            tail = self._stderr.read().decode("utf-8", errors="replace").strip()
         said = f": {printable(tail.splitlines()[-1])}" if tail else ""
         return f"exited with status {status}{said}"
 
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """Kill the hook's whole process group (a script's children too), then reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    process.wait()
+    def kill(self, why: str) -> None:
+        """Kill the hook's whole process group now, if anything of it is left."""
+        self._deadline.cancel()
+        if self.process.poll() is None:
+            self._why = self._why or why
+        # The group outlives its leader while a child it started runs (its pgid stays taken).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)

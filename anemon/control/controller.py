@@ -304,6 +304,7 @@ class Controller:
             return
         self.aborting = True
         self.marker_now(why)
+        self.alerts.stop()
         if self._run is not None:
             self._run.command(Command.ABORT_SESSION)
         self._wake.set()

@@ -31,15 +31,19 @@ class OnDevice(LiveFeed):
         self._lines = LineFeed(pipeline, source)
 
     async def run(self) -> None:
-        info = self.device_info = await self.device.connect()
-        self.title = f"{info.name} ({info.kind}): {self.bundle}"
         try:
-            work = [self.follow(), self._telemetry()]
-            if isinstance(self.device, PowerSource):  # poll_power would return at once
-                work.append(poll_power(self.pipeline, self.device))
-            await until_stopped(self._stop, *work)
+            # connecting ends on a stop too (a signal while a daemon does not answer)
+            await until_stopped(self._stop, self._connected())
         finally:
             await self.device.close()
+
+    async def _connected(self) -> None:
+        info = self.device_info = await self.device.connect()
+        self.title = f"{info.name} ({info.kind}): {self.bundle}"
+        work = [self.follow(), self._telemetry()]
+        if isinstance(self.device, PowerSource):  # poll_power would return at once
+            work.append(poll_power(self.pipeline, self.device))
+        await until_stopped(self._stop, *work)
 
     async def follow(self) -> None:
         """Feed the app's lines to the pipeline until they end."""

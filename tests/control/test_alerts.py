@@ -4,17 +4,20 @@ run without a shell (its environment, a failure and a timeout recorded), bad `[a
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from anemon.cli import main
-from anemon.control.alerts import run_hook
+from anemon.control.alerts import Hook
 from anemon.control.plan import PlanError, parse_plan
 from anemon.events import AlertEvent, MarkerEvent
 from anemon.recording.reader import open_source
 from tests.control.helpers import TWO_ARMS, plan, run_plan
+from tests.process_table import TIMEOUT_S, in_group, needs_proc, until_exists, until_gone
 
 ANE, GPU = "minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8"
 SHORT = '[protocol]\nseconds = 120\n[cooldown]\nmin_s = 30\nuntil = "none"\ncap_s = 60\n'
@@ -117,11 +120,80 @@ def test_a_failing_or_hanging_hook_is_recorded_and_the_run_goes_on(tmp_path):
     assert ran.result.exit_status == 0
 
 
+def run_hook(argv: list[str], timeout_s: float) -> str | None:
+    hook = Hook.start(argv, {}, timeout_s)
+    return hook if isinstance(hook, str) else hook.wait()
+
+
 def test_a_hook_past_its_timeout_is_killed():
     argv = [sys.executable, "-c", "import time; time.sleep(60)"]
-    assert run_hook(argv, {}, 0.3) == "timed out after 0.3 s (killed)"
-    assert run_hook(["/nonexistent/hook"], {}, 1).startswith("could not start /nonexistent/hook")
-    assert run_hook([sys.executable, "-c", "pass"], {}, 10) is None
+    assert run_hook(argv, 0.3) == "timed out after 0.3 s (killed)"
+    assert run_hook(["/nonexistent/hook"], 1).startswith("could not start /nonexistent/hook")
+    assert run_hook([sys.executable, "-c", "pass"], 10) is None
+
+
+# A hook that starts a child in the background, says its pid and exits 0 at once.
+BACKGROUND = """import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(sys.argv[1], "a") as out:
+    out.write(f"{child.pid}\\n")
+"""
+# A hook that says its pid, then hangs.
+HANGING = """import os, sys, time
+with open(sys.argv[1], "a") as out:
+    out.write(f"{os.getpid()}\\n")
+time.sleep(600)
+"""
+
+
+@needs_proc
+def test_a_background_child_of_a_hook_is_killed_at_the_hooks_timeout(tmp_path):
+    (tmp_path / "hook.py").write_text(BACKGROUND)
+    pids = tmp_path / "pids"
+    assert run_hook([sys.executable, str(tmp_path / "hook.py"), str(pids)], 0.5) is None
+    child = int(until_exists(pids, "the hook's child"))
+    until_gone([child], "the hook's background child, past the hook's timeout")
+
+
+@needs_proc
+def test_a_background_child_of_a_hook_is_killed_when_the_run_ends(tmp_path):
+    (tmp_path / "hook.py").write_text(BACKGROUND)
+    pids = tmp_path / "pids"
+    hook = json.dumps([sys.executable, str(tmp_path / "hook.py"), str(pids)])
+    alerting = f'[alerts]\nthermal = "serious"\nhook = {hook}\nhook_timeout_s = 600\n'
+    the_plan = plan(TWO_ARMS, s=SHORT, sim='[sim]\nstart_thermal = "serious"\n', a=alerting)
+    ran = run_plan(the_plan, force=True)
+    children = [int(line) for line in until_exists(pids, "the hooks' children").split()]
+    assert len(children) == len(alerts(ran)) == 2  # a hook per arm, each left a child
+    until_gone(children, "the hooks' background children, after the run")
+
+
+@needs_proc
+def test_sigint_while_a_hook_hangs_kills_it_and_exits_130(tmp_path):
+    (tmp_path / "hook.py").write_text(HANGING)
+    pids = tmp_path / "pids"
+    hook = json.dumps([sys.executable, str(tmp_path / "hook.py"), str(pids)])
+    (tmp_path / "p.toml").write_text(TWO_ARMS + SHORT + '[sim]\nstart_thermal = "serious"\n'
+                                     f'[alerts]\nthermal = "serious"\nhook = {hook}\n'
+                                     "hook_timeout_s = 600\n")  # fmt: skip
+    argv = [sys.executable, "-m", "anemon", "run", "p.toml", "--headless", "--no-record",
+            "--speed", "max", "--force"]  # fmt: skip
+    anemon = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        hooked = int(until_exists(pids, "the hook").split()[0])
+        anemon.send_signal(signal.SIGINT)
+        # the hook's timeout is 600 s: an exit before this guard is the hook killed
+        _, err = anemon.communicate(timeout=TIMEOUT_S)
+    finally:
+        anemon.kill()
+        anemon.wait()
+    assert anemon.returncode == 130, err.decode()
+    assert b"Traceback" not in err
+    hooks = [int(pid) for pid in pids.read_text().split()]  # one, or both arms' by then
+    assert hooked in hooks
+    until_gone(hooks, "the hanging hooks, after SIGINT")
+    assert [in_group(pid) for pid in (*hooks, anemon.pid)] == [[]] * (len(hooks) + 1)
 
 
 # -- bad [alerts] -------------------------------------------------------------------------------

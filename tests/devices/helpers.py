@@ -1,10 +1,13 @@
 """What the device tests share besides fixtures: a tiny stand-in phone for the virtual iPhone,
 the virtual iPhone (or a usbmuxd of several) run in a thread for tests whose code under test
-runs its own loop, and DVT's process control standing in for simulated phones."""
+runs its own loop, DVT's process control standing in for simulated phones, and a usbmuxd that
+never answers."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
@@ -146,3 +149,37 @@ class _SimControl:
     async def kill(self, pid: int) -> None:
         sim = self.owner.sims[self.udid]
         await self.owner.thread.call(lambda: sim.terminate(pid))
+
+
+class SilentUsbmuxd:
+    """A usbmuxd on a loopback port that accepts connections and never answers (a context
+    manager): `address` for USBMUXD_SOCKET_ADDRESS, `accepted` set at its first connection."""
+
+    def __enter__(self) -> SilentUsbmuxd:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.accepted = threading.Event()
+        self._connections: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:  # shut down by __exit__
+                return
+            self._connections.append(connection)
+            self.accepted.set()
+
+    def __exit__(self, *_: object) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        self.listener.close()
+        self._thread.join(TIMEOUT_S)
+        for connection in self._connections:
+            connection.close()

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from anemon.cli import main
-from anemon.devices.virtual import VirtualIPhone
+from anemon.devices.virtual import VirtualIPhone, usbmuxd
 from tests.devices.fake_xcrun import FakeXcrun
 from tests.devices.helpers import BUNDLE, TIMEOUT_S, PhoneThread, StandInPhone
 
@@ -177,3 +178,75 @@ def test_a_narrow_terminal_drops_the_least_important_columns_first_and_says_whic
 def test_a_table_that_fits_drops_nothing() -> None:
     text = _shown(200)
     assert "not shown" not in text and "38.5 / 128 GB" in text
+
+
+# -- a usbmuxd reply of odd types ---------------------------------------------------------------
+
+
+def _odd_entry(field: str, value: object) -> Callable[[VirtualIPhone], dict[str, Any]]:
+    def attached(phone: VirtualIPhone) -> dict[str, Any]:
+        entry = listed(phone)
+        entry["Properties"][field] = value
+        if value is MISSING:
+            del entry["Properties"][field]
+        entry.update({"DeviceID": value} if field == "DeviceID" else {})
+        return entry
+
+    return attached
+
+
+listed = usbmuxd._attached
+MISSING = object()
+BAD_REPLY = "anemon: pymobiledevice3: usbmuxd at {} sent a device list anemon cannot read: "
+ADVICE = "; restart usbmuxd, or point USBMUXD_SOCKET_ADDRESS at a real one\n"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("SerialNumber", 42, "a device's SerialNumber is int 42, not a string"),
+        ("ConnectionType", ["USB"], "a device's ConnectionType is list ['USB'], not a string"),
+        ("DeviceID", "1", "a device's DeviceID is str '1', not an integer"),
+        ("SerialNumber", "", "a device's SerialNumber is empty"),
+        ("ConnectionType", MISSING, "a device without 'ConnectionType'"),
+    ],
+    ids=[
+        "an integer SerialNumber",
+        "a list ConnectionType",
+        "a string DeviceID",
+        "no serial",
+        "no ConnectionType",
+    ],
+)
+def test_a_device_of_odd_types_refuses_the_reply_in_one_line(
+    running_phone: VirtualIPhone,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    field: str,
+    value: object,
+    said: str,
+) -> None:
+    monkeypatch.setattr(usbmuxd, "_attached", _odd_entry(field, value))
+    assert run_cli(["devices", "--backend", "pymobiledevice3"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == BAD_REPLY.format(running_phone.usbmux_address) + said + ADVICE
+
+
+def test_a_string_device_list_refuses_the_reply_in_one_line(
+    running_phone: VirtualIPhone,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    answer = usbmuxd.Usbmuxd._answer
+
+    def odd(self: usbmuxd.Usbmuxd, request: dict[str, Any]) -> list[dict[str, Any]]:
+        if request.get("MessageType") == "ListDevices":
+            return [{"DeviceList": "iPhone"}]
+        return answer(self, request)
+
+    monkeypatch.setattr(usbmuxd.Usbmuxd, "_answer", odd)
+    assert run_cli(["devices", "--json"]) == 0  # all: the backend is unavailable, said why
+    status = json.loads(capsys.readouterr().out)["backends"]["pymobiledevice3"]
+    said = "DeviceList is not a list of devices"
+    expected = BAD_REPLY.format(running_phone.usbmux_address) + said + ADVICE
+    assert status == "unavailable: " + expected.removeprefix("anemon: pymobiledevice3: ").strip()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import plistlib
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,9 @@ import pytest
 from anemon.devices.base import Telemetry
 from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
-from anemon.devices.virtual.plist_io import usbmux_packet
+from anemon.devices.virtual.afc import SERVICE_NAME as HOUSE_ARREST
+from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
+from anemon.devices.virtual.plist_io import prefixed_packet, usbmux_packet
 from anemon.simulator import SimConfig, SimulatedIPhone
 from anemon.sources.refresh import WINDOW
 from tests.devices.helpers import BUNDLE, LOG, StandInPhone
@@ -193,3 +198,131 @@ async def test_the_real_client_reads_a_charging_current(tmp_path: Path) -> None:
     assert entry["InstantAmperage"] == sim.telemetry().amperage_ma > 0
     assert entry["CurrentCapacity"] == 60
     assert telemetry is not None and telemetry.charging is True
+
+
+# -- well-framed requests with fields of the wrong type ------------------------------------------
+
+Stream = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _usbmux(stream: Stream, request: dict[str, Any]) -> dict[str, Any]:
+    """One usbmuxd exchange: the request, its reply's plist."""
+    reader, writer = stream
+    writer.write(usbmux_packet(7, request))
+    await writer.drain()
+    length, *_ = struct.unpack("<IIII", await reader.readexactly(16))
+    return dict(plistlib.loads(await reader.readexactly(length - 16)))
+
+
+async def _prefixed(stream: Stream, request: dict[str, Any]) -> dict[str, Any]:
+    """One lockdownd-style exchange (4-byte big-endian length + plist)."""
+    reader, writer = stream
+    writer.write(prefixed_packet(request))
+    await writer.drain()
+    (length,) = struct.unpack(">I", await reader.readexactly(4))
+    return dict(plistlib.loads(await reader.readexactly(length)))
+
+
+class Client:
+    """Raw connections to a virtual iPhone (closed by `close`)."""
+
+    def __init__(self, phone: VirtualIPhone) -> None:
+        self.phone = phone
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def usbmuxd(self) -> Stream:
+        host, port = self.phone.usbmux_address.split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        self.writers.append(writer)
+        return reader, writer
+
+    async def device_port(self, port: int) -> Stream:
+        """A socket to one of the phone's ports, through usbmuxd's Connect."""
+        stream = await self.usbmuxd()
+        swapped = int.from_bytes(port.to_bytes(2, "big"), "little")
+        connect = {
+            "MessageType": "Connect",
+            "DeviceID": self.phone.device_id,
+            "PortNumber": swapped,
+        }
+        assert (await _usbmux(stream, connect))["Number"] == 0
+        return stream
+
+    def close(self) -> None:
+        for writer in self.writers:
+            writer.close()
+
+
+@pytest.fixture
+def client(phone: VirtualIPhone) -> Iterator[Client]:
+    raw = Client(phone)
+    yield raw
+    raw.close()
+
+
+async def _odd_port_number(client: Client) -> dict[str, Any]:
+    connect = {"MessageType": "Connect", "DeviceID": client.phone.device_id, "PortNumber": "62078"}
+    return await _usbmux(await client.usbmuxd(), connect)
+
+
+async def _odd_key(client: Client) -> dict[str, Any]:
+    lockdownd = await client.device_port(LOCKDOWN_PORT)
+    return await _prefixed(lockdownd, {"Request": "GetValue", "Key": ["DeviceName"]})
+
+
+async def _odd_identifier(client: Client) -> dict[str, Any]:
+    lockdownd = await client.device_port(LOCKDOWN_PORT)
+    started = await _prefixed(lockdownd, {"Request": "StartService", "Service": HOUSE_ARREST})
+    house_arrest = await client.device_port(started["Port"])
+    return await _prefixed(house_arrest, {"Command": "VendContainer", "Identifier": {"a": 1}})
+
+
+@pytest.mark.parametrize(
+    ("ask", "refusal"),
+    [
+        (_odd_port_number, {"MessageType": "Result", "Number": 1}),  # usbmuxd's BadCommand
+        (_odd_key, {"Error": "InvalidRequest"}),
+        (_odd_identifier, {"Error": "ApplicationLookupFailed"}),
+    ],
+    ids=["a string PortNumber", "a list Key", "a dict Identifier"],
+)
+async def test_a_field_of_the_wrong_type_gets_an_error_reply_not_a_traceback(
+    phone: VirtualIPhone,
+    client: Client,
+    caplog: pytest.LogCaptureFixture,
+    ask: Any,
+    refusal: dict[str, Any],
+) -> None:
+    from pymobiledevice3.usbmux import list_devices
+
+    caplog.set_level(logging.DEBUG)
+    async with asyncio.timeout(TIMEOUT_S):
+        assert await ask(client) == refusal
+        assert [d.serial for d in await list_devices()] == [phone.udid]  # still serving
+    assert [
+        r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR
+    ] == []
+
+
+async def test_a_request_no_handler_foresaw_drops_that_connection_in_one_logged_line(
+    phone: VirtualIPhone,
+    client: Client,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pymobiledevice3.usbmux import list_devices
+
+    def broken(*_: Any) -> Any:
+        raise ValueError("a bug in a handler")
+
+    monkeypatch.setattr(Lockdownd, "answer", broken)
+    async with asyncio.timeout(TIMEOUT_S):
+        reader, writer = await client.device_port(LOCKDOWN_PORT)
+        writer.write(prefixed_packet({"Request": "QueryType"}))
+        assert await reader.read() == b""  # hung up on
+        assert [d.serial for d in await list_devices()] == [phone.udid]
+    dropped = [r for r in caplog.records if "dropping a connection" in r.getMessage()]
+    assert [r.getMessage() for r in dropped] == [
+        "virtual iPhone: dropping a connection: ValueError: a bug in a handler"
+    ]
+    assert not any(r.exc_info for r in caplog.records)

@@ -22,15 +22,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from anemon.devices.base import DeviceError
 from anemon.devices.pmd3 import dvt
-from anemon.devices.pmd3.errors import PairingNeeded, ios_major, translate
+from anemon.devices.pmd3.errors import (
+    PairingNeeded,
+    UsbmuxdBadReply,
+    UsbmuxdSilent,
+    ios_major,
+    translate,
+    usbmux_address_label,
+)
 
+T = TypeVar("T")
 LOCKDOWN_PORT = 62078
 """lockdownd's port on the phone, over USB and over the network."""
+ANSWER_S = 10.0
+"""How long (real seconds) usbmuxd may take to list its devices, and usbmuxd or the phone's
+lockdownd over the network to open a lockdown session: pymobiledevice3 waits forever on a
+daemon that accepts a connection and never answers."""
+MUX_FIELDS = (("devid", "DeviceID", int), ("serial", "SerialNumber", str),
+              ("connection_type", "ConnectionType", str))  # fmt: skip
+"""What pymobiledevice3 reads of each device usbmuxd lists (its field, usbmuxd's name, type)."""
 
 
 class Pmd3Connection:
@@ -67,8 +83,14 @@ class Pmd3Connection:
             return self._lockdown
 
     async def open_lockdown(self) -> Any:
-        """A new lockdown client for this device (never waits on the Trust dialog)."""
-        lockdown = await (self._open_tcp() if self.host else self._open_usbmux())
+        """A new lockdown client for this device (never waits on the Trust dialog, nor longer
+        than ANSWER_S on a daemon that does not answer)."""
+        _import_before_the_bound()
+        if self.host:
+            silent = f"the iPhone at {self.host}"
+            lockdown = await answered(self._open_tcp(), silent, "check --host / device.host")
+        else:
+            lockdown = await answered(self._open_usbmux(), *_silent_usbmuxd(self.usbmux_address))
         if not lockdown.paired:
             await lockdown.close()
             if self.host:
@@ -91,6 +113,8 @@ class Pmd3Connection:
     async def _open_usbmux(self) -> Any:
         from pymobiledevice3.lockdown import create_using_usbmux
 
+        # pymobiledevice3 lists the devices again on its way, and fails on one it cannot read
+        await checked_devices(self.usbmux_address)
         try:
             return await create_using_usbmux(
                 serial=self.udid,
@@ -174,6 +198,79 @@ class Pmd3Connection:
             product_version=self.product_version,
             host=self.host,
         )
+
+
+async def answered(work: Awaitable[T], who: str, advice: str) -> T:
+    """`await work`, given up after ANSWER_S: `who` accepted the connection and did not
+    answer (UsbmuxdSilent, transient: a follow retries)."""
+    try:
+        async with asyncio.timeout(ANSWER_S) as bound:
+            return await work
+    except TimeoutError:
+        if not bound.expired():
+            raise
+    raise UsbmuxdSilent(
+        f"{who} accepted the connection but did not answer in {ANSWER_S:g} s: {advice}",
+        transient=True,
+    )
+
+
+def _silent_usbmuxd(address: str | None) -> tuple[str, str]:
+    where = usbmux_address_label(address)
+    return (
+        f"usbmuxd at {where}",
+        "restart usbmuxd, or point USBMUXD_SOCKET_ADDRESS at one that answers",
+    )
+
+
+async def list_devices(usbmux_address: str | None = None) -> list[Any]:
+    """The devices usbmuxd lists (pymobiledevice3's MuxDevices), bounded by ANSWER_S and
+    checked (`checked_devices`)."""
+    _import_before_the_bound()
+    return await answered(checked_devices(usbmux_address), *_silent_usbmuxd(usbmux_address))
+
+
+def _import_before_the_bound() -> None:
+    """What the bounded calls import, imported before ANSWER_S starts: an import (about a
+    second) is no daemon's answer, and pymobiledevice3 leaks the socket of a connect it is
+    cancelled in."""
+    import pymobiledevice3.lockdown
+    import pymobiledevice3.pair_records
+    import pymobiledevice3.usbmux  # noqa: F401
+
+
+async def checked_devices(usbmux_address: str | None) -> list[Any]:
+    """usbmuxd's device list; one entry anemon cannot read refuses the whole reply in one
+    line naming the field (pymobiledevice3 would fail on it in every later connection, with
+    an AttributeError)."""
+    from pymobiledevice3.usbmux import list_devices as listed
+
+    where = usbmux_address_label(usbmux_address)
+    refused = f"usbmuxd at {where} sent a device list anemon cannot read"
+    advice = "restart usbmuxd, or point USBMUXD_SOCKET_ADDRESS at a real one"
+    try:
+        devices = await listed(usbmux_address=usbmux_address)
+    except KeyError as e:  # pymobiledevice3 reading an entry
+        raise UsbmuxdBadReply(f"{refused}: a device without {e}; {advice}") from e
+    except (TypeError, AttributeError) as e:
+        raise UsbmuxdBadReply(f"{refused}: DeviceList is not a list of devices; {advice}") from e
+    except Exception as e:
+        raise translate(e, address=usbmux_address) from e
+    for device in devices:
+        for attribute, name, kind in MUX_FIELDS:
+            if problem := _unreadable(getattr(device, attribute), kind):
+                raise UsbmuxdBadReply(f"{refused}: a device's {name} {problem}; {advice}")
+    return devices
+
+
+def _unreadable(value: object, kind: type) -> str | None:
+    """What is wrong with a listed device's field, or None."""
+    if value == "":
+        return "is empty"
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return None
+    wanted = "an integer" if kind is int else "a string"
+    return f"is {type(value).__name__} {repr(value)[:40]}, not {wanted}"
 
 
 def split_host(host: str) -> tuple[str, int]:

@@ -28,9 +28,9 @@ from anemon.devices.base import (
     Telemetry,
 )
 from anemon.devices.pmd3 import dvt
-from anemon.devices.pmd3.connection import Pmd3Connection
+from anemon.devices.pmd3.connection import Pmd3Connection, list_devices
 from anemon.devices.pmd3.console import console_lines
-from anemon.devices.pmd3.errors import AppNotInstalled, translate
+from anemon.devices.pmd3.errors import AppNotInstalled
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
 from anemon.sources.items import LogItem
@@ -163,12 +163,7 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
 
 async def list_attached(usbmux_address: str | None = None) -> list[DeviceReport]:
     """Every iPhone usbmuxd lists, with what the host can read from it."""
-    from pymobiledevice3.usbmux import list_devices
-
-    try:
-        devices = await list_devices(usbmux_address=usbmux_address)
-    except Exception as e:
-        raise translate(e, address=usbmux_address) from e
+    devices = await list_devices(usbmux_address)
     reports = []
     for mux in devices:
         if mux.is_usb or not any(d.serial == mux.serial and d.is_usb for d in devices):

@@ -26,6 +26,19 @@ class UsbmuxdUnreachable(DeviceError):
     title = "usbmuxd unreachable"
 
 
+class UsbmuxdSilent(DeviceError):
+    """usbmuxd (or the phone's lockdownd over the network) accepts a connection but does not
+    answer."""
+
+    title = "usbmuxd does not answer"
+
+
+class UsbmuxdBadReply(DeviceError):
+    """usbmuxd lists a device anemon cannot read (a field missing or of the wrong type)."""
+
+    title = "usbmuxd sent a bad reply"
+
+
 class NoDevice(DeviceGone):
     """usbmuxd answers but lists no (matching) iPhone."""
 

@@ -70,7 +70,7 @@ class HouseArrest:
         command, bundle = request.get("Command"), request.get("Identifier")
         if command not in ("VendContainer", "VendDocuments"):
             writer.write(prefixed_packet({"Error": "UnknownCommand"}))
-        elif bundle not in self.phone.bundles:
+        elif not isinstance(bundle, str) or bundle not in self.phone.bundles:
             writer.write(prefixed_packet({"Error": "ApplicationLookupFailed"}))
         else:
             writer.write(prefixed_packet({"Status": "Complete"}))

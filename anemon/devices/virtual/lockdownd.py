@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import PlistService
+from anemon.devices.virtual.plist_io import BadRequest, PlistService, field
 from anemon.devices.virtual.server import LOOPBACK, Handler, LoopbackServer
 
 if TYPE_CHECKING:
@@ -56,16 +56,21 @@ class Lockdownd(PlistService):
         if name == "QueryType":
             reply["Type"] = "com.apple.mobile.lockdown"
         elif name == "GetValue":
-            reply.update(self._get_value(request.get("Domain"), request.get("Key")))
+            domain, key = field(request, "Domain", str, None), field(request, "Key", str, None)
+            reply.update(self._get_value(domain, key))
         elif name == "StartSession":
             reply["SessionID"] = "VIRTUAL-SESSION"  # no EnableSessionSSL: plain text from here on
         elif name == "StopSession":
             reply["Result"] = "Success"
         elif name == "StartService":
-            reply.update(self._start_service(str(request.get("Service", ""))))
+            reply.update(self._start_service(field(request, "Service", str, "")))
         else:
             reply["Error"] = "UnsupportedRequest"
         return reply
+
+    def refuse(self, error: BadRequest) -> dict[str, Any]:
+        log.debug("virtual lockdownd: refusing a request: %s", error)
+        return {"Error": "InvalidRequest"}
 
     def _get_value(self, domain: str | None, key: str | None) -> dict[str, Any]:
         values = self._domain(domain)

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import read_prefixed
+from anemon.devices.virtual.plist_io import BadRequest, field, read_prefixed
 from anemon.sources.lines import LineAssembler
 
 if TYPE_CHECKING:
@@ -152,13 +152,23 @@ class OsTraceRelay:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         request = await read_prefixed(reader)
         name = request.get("Request")
+        try:
+            pid = field(request, "Pid", int, ALL_PIDS)
+        except BadRequest as e:
+            writer.write(reply({"Status": "RequestFailed", "Error": str(e)}))
+        else:
+            await self._answer(name, pid, reader, writer)
+        await writer.drain()
+
+    async def _answer(
+        self, name: object, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         if name == "PidList":
             writer.write(b"\x01" + _prefixed(self._pid_list()))
         elif name == "StartActivity":
-            await self._stream(int(request.get("Pid", ALL_PIDS)), reader, writer)
+            await self._stream(pid, reader, writer)
         else:
             writer.write(reply({"Status": "RequestFailed", "Error": f"unknown request {name}"}))
-        await writer.drain()
 
     def _pid_list(self) -> dict[str, Any]:
         processes = (self.process, SPRINGBOARD)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import plistlib
 import struct
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 USBMUX_HEADER = struct.Struct("<IIII")
 USBMUX_VERSION_PLIST = 1
@@ -18,8 +19,28 @@ MAX_MESSAGE = 1 << 20
 """A request larger than this is a protocol bug on the client's side: drop the connection."""
 
 
+T = TypeVar("T")
+D = TypeVar("D")
+
+
 class ProtocolViolation(Exception):
     """The peer sent something the virtual iPhone cannot parse: it closes the connection."""
+
+
+class BadRequest(ProtocolViolation):
+    """A well-framed request with a field of the wrong type: a service answers it with the
+    error reply a real one gives (one that has none closes the connection)."""
+
+
+def field(request: Mapping[str, Any], key: str, kind: type[T], default: D) -> T | D:
+    """`request[key]` if it is a `kind` (a bool is not an int), `default` if it is missing;
+    else BadRequest naming the field."""
+    if key not in request:
+        return default
+    value = request[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise BadRequest(f"{key} is {type(value).__name__}, not {kind.__name__}")
+    return value
 
 
 async def read_usbmux(reader: asyncio.StreamReader) -> tuple[int, dict[str, Any]]:
@@ -69,10 +90,18 @@ class PlistService:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             request = await read_prefixed(reader)
-            writer.write(prefixed_packet(self.answer(request)))
+            try:
+                answer = self.answer(request)
+            except BadRequest as e:
+                answer = self.refuse(e)
+            writer.write(prefixed_packet(answer))
             await writer.drain()
             if self.closing_request and request.get("Request") == self.closing_request:
                 return
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
+
+    def refuse(self, error: BadRequest) -> dict[str, Any]:
+        """The reply to a request with a field of the wrong type (by default: hang up)."""
+        raise error

@@ -3,7 +3,8 @@
 `LoopbackServer` listens on an ephemeral 127.0.0.1 port (`port`, `address`), is an async
 context manager, and serves each connection through `_serve`: the writer is tracked so that
 `stop()` (or a subclass's unplug / off-the-network) can cut every connection at once, a client
-hanging up is not an error, and a protocol violation only drops that connection.
+hanging up is not an error, and a protocol violation (or any request a handler failed on: one
+logged line, never a traceback) only drops that connection.
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ class LoopbackServer:
             pass  # the client hung up, or an unplug / going off the network cut the socket
         except ProtocolViolation as e:
             self._log.debug("%s: dropping a connection: %s", self._log_label, e)
+        except Exception as e:  # a request no handler foresaw: that connection only, one line
+            self._log.warning("%s: dropping a connection: %s: %s", self._log_label,
+                              type(e).__name__, e)  # fmt: skip
         finally:
             self._writers.discard(writer)
             self._forget(writer)

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import read_usbmux, usbmux_packet
+from anemon.devices.virtual.plist_io import BadRequest, field, read_usbmux, usbmux_packet
 from anemon.devices.virtual.server import LoopbackServer
 
 if TYPE_CHECKING:
@@ -45,15 +45,21 @@ class Usbmuxd:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             tag, request = await read_usbmux(reader)
-            if request.get("MessageType") == "Connect":
-                await self._connect(tag, request, reader, writer)
+            try:
+                target = _connect_target(request)
+                replies = [] if target else self._answer(request)
+            except BadRequest as e:  # what usbmuxd answers a request it cannot read
+                log.debug("virtual usbmuxd: refusing a request: %s", e)
+                target, replies = None, [_result(RESULT_BADCOMMAND)]
+            if target is not None:
+                await self._connect(tag, *target, reader, writer)
                 return
-            for reply in self._answer(request):
+            for reply in replies:
                 writer.write(usbmux_packet(tag, reply))
             await writer.drain()
 
     def _answer(self, request: dict[str, Any]) -> list[dict[str, Any]]:
-        kind = request.get("MessageType")
+        kind = field(request, "MessageType", str, "")
         attached = [_attached(phone) for phone in self.phones if phone.attached]
         if kind == "ReadBUID":
             return [{"BUID": self.buid}]
@@ -62,7 +68,8 @@ class Usbmuxd:
         if kind == "Listen":
             return [_result(RESULT_OK), *attached]
         if kind == "ReadPairRecord":
-            phone = next((p for p in self.phones if p.udid == request.get("PairRecordID")), None)
+            udid = field(request, "PairRecordID", str, "")
+            phone = next((p for p in self.phones if p.udid == udid), None)
             if phone is None:
                 return [_result(RESULT_BADDEV)]
             return [{"PairRecordData": plistlib.dumps(phone.pair_record())}]
@@ -73,17 +80,17 @@ class Usbmuxd:
     async def _connect(
         self,
         tag: int,
-        request: dict[str, Any],
+        device_id: int | None,
+        port: int,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
-        device_id = request.get("DeviceID")
         phone = next((p for p in self.phones if p.attached and p.device_id == device_id), None)
         if phone is None:
             writer.write(usbmux_packet(tag, _result(RESULT_BADDEV)))
             await writer.drain()
             return
-        handler = phone.take_port(_swap16(int(request.get("PortNumber", 0))))
+        handler = phone.take_port(port)
         if handler is None:
             writer.write(usbmux_packet(tag, _result(RESULT_CONNREFUSED)))
             await writer.drain()
@@ -127,6 +134,13 @@ class VirtualUsbmuxd(LoopbackServer):
     def _forget(self, writer: asyncio.StreamWriter) -> None:
         for phone in self.phones:
             phone.untrack(writer)
+
+
+def _connect_target(request: dict[str, Any]) -> tuple[int | None, int] | None:
+    """A `Connect`'s device id and port (host order), or None for any other request."""
+    if field(request, "MessageType", str, "") != "Connect":
+        return None
+    return field(request, "DeviceID", int, None), _swap16(field(request, "PortNumber", int, 0))
 
 
 def _attached(phone: VirtualIPhone) -> dict[str, Any]:
