@@ -128,7 +128,7 @@ class FakeBatteryHost:
 
 def before(mode: str, reading: Telemetry | None, *, usb: bool = False) -> list[tuple]:
     host = FakeBatteryHost(reading)
-    battery = BatteryProtocol(mode, host, usb=usb, kind="devicectl")
+    battery = BatteryProtocol(mode, host, usb=usb, kind="devicectl", observable=reading is not None)
     asyncio.run(battery.before())
     return host.calls
 
@@ -180,7 +180,11 @@ def first_phase(ran, phase, arm=None):
 
 
 def test_unplugged_asks_waits_for_the_unplug_then_asks_for_the_replug_after_the_last_arm():
-    ran = run_plan(plan(UNPLUGGED), operator=battery_operator(unplug_after_s=30, replug_after_s=20))
+    ran = run_plan(
+        plan(UNPLUGGED),
+        operator=battery_operator(unplug_after_s=30, replug_after_s=20),
+        sim_operator=False,
+    )
     assert ran.result.exit_status == OK
     assert [o.status for o in ran.result.outcomes] == ["done", "done"]
 
@@ -220,7 +224,7 @@ def test_a_timeout_says_so_and_k_goes_on():
         await feed.clock.sleep(700)
         await feed.controller.skip_cooldown()
 
-    ran = run_plan(plan(UNPLUGGED), operator=late_k)
+    ran = run_plan(plan(UNPLUGGED), operator=late_k, sim_operator=False)
     (error,) = ran.of(ErrorEvent)
     assert error.message == "still charging after 600 s: go on with k or --force, or abort with X"
     assert error.t == pytest.approx(600, abs=0.1) and error.arm is None
@@ -235,7 +239,7 @@ def test_a_timeout_says_so_and_k_goes_on():
 
 
 def test_force_goes_on_at_the_timeout():
-    ran = run_plan(plan(UNPLUGGED), force=True)
+    ran = run_plan(plan(UNPLUGGED), force=True, sim_operator=False)
     (error,) = ran.of(ErrorEvent)
     assert error.message.startswith("still charging after 600 s")
     forced = closing(ran, "unplug")
@@ -250,7 +254,7 @@ def test_an_abort_ends_the_wait_and_nothing_is_launched():
         await feed.clock.sleep(50)
         await feed.controller.abort_session()
 
-    ran = run_plan(plan(UNPLUGGED), operator=abort)
+    ran = run_plan(plan(UNPLUGGED), operator=abort, sim_operator=False)
     assert closing(ran, "unplug").note.startswith("unplug wait: aborted after 5")
     assert ran.result.exit_status == ABORTED and ran.result.skipped == (ANE, GPU)
     assert not [e for e in ran.of(PhaseEvent) if e.phase == "launching"]
@@ -274,7 +278,7 @@ def test_over_usb_the_replug_is_asked_when_the_arm_should_be_over_and_the_log_pu
         await feed.clock.sleep(20)
         set_plugged(feed, True)
 
-    ran = run_plan(plan(text), operator=operate)
+    ran = run_plan(plan(text), operator=operate, sim_operator=False)
     assert ran.result.exit_status == OK
     assert USB_WARNING in [m.note for m in ran.of(MarkerEvent)]
     launched = first_phase(ran, "launching", ANE).t
@@ -313,6 +317,6 @@ def test_any_asks_nothing():
 
 def test_the_protocol_asks_once_even_for_an_arm_with_the_unplug_fault():
     fault = f'[sim.arms.{ANE}]\nfault = "unplug"\nfault_at_s = 20\n'
-    ran = run_plan(plan(UNPLUGGED, f=fault), operator=battery_operator())
+    ran = run_plan(plan(UNPLUGGED, f=fault), operator=battery_operator(), sim_operator=False)
     assert len(markers(ran, UNPLUG)) == 1 and len(markers(ran, REPLUG)) == 1
     assert ran.result.exit_status == OK
