@@ -8,8 +8,11 @@ import itertools
 
 import pytest
 
+from anemon.analysis.summary import summarize
+from anemon.clock import Clock
 from anemon.control.battery import (
     LATE_UNPLUG,
+    NO_KEYS,
     REPLUG,
     UNPLUG,
     UNPLUG_TIMEOUT_S,
@@ -23,9 +26,10 @@ from anemon.control.battery import (
     replug_wait,
     unplug_wait,
 )
-from anemon.control.outcome import ABORTED, OK
-from anemon.control.plan import ProtocolSpec
+from anemon.control.outcome import ABORTED, OK, UNANSWERED
+from anemon.control.plan import Plan, ProtocolSpec
 from anemon.devices.base import Telemetry
+from anemon.devices.sim import SimDevice, sim_config
 from anemon.events import (
     EndEvent,
     ErrorEvent,
@@ -35,6 +39,7 @@ from anemon.events import (
     TelemetryEvent,
     TrialEvent,
 )
+from anemon.simulator import SimulatedIPhone
 from tests.control.helpers import (
     TWO_ARMS,
     battery_operator,
@@ -320,3 +325,84 @@ def test_the_protocol_asks_once_even_for_an_arm_with_the_unplug_fault():
     ran = run_plan(plan(UNPLUGGED, f=fault), operator=battery_operator(), sim_operator=False)
     assert len(markers(ran, UNPLUG)) == 1 and len(markers(ran, REPLUG)) == 1
     assert ran.result.exit_status == OK
+
+
+# -- the simulator as the operator; waits nobody can end ------------------------------------------
+
+OPERATED = "simulated operator: unplugs the phone in 5 s"
+
+
+@pytest.mark.parametrize("connect", ["usb", "network"])
+def test_the_simulator_unplugs_and_replugs_itself_and_the_run_ends_with_energy(connect):
+    """Nobody pulls a simulated cable: asked, the simulator does it itself. It used to wait for
+    an operator forever (virtual time ran out: VirtualTimeExceeded)."""
+    text = UNPLUGGED.replace(NETWORK, f'[device]\nconnect = "{connect}"\n')
+    ran = run_plan(plan(text), keys=False)
+    assert ran.result.exit_status == OK and not ran.of(ErrorEvent)
+    operated = [m.note for m in markers(ran, "simulated operator: ")]
+    link = " (its USB link stays in: the host still reaches it)" if connect == "usb" else ""
+    assert operated == [OPERATED + link, "simulated operator: plugs the phone back in in 5 s"]
+    assert closing(ran, "unplug").note == "unplug wait: unplugged after 6 s"
+    assert closing(ran, "replug").note == "replug wait: replugged after 6 s"
+    # Unplugged, the host still reads power over either link: every arm has its J/token.
+    arms = summarize(ran.session)
+    assert [a.arm for a in arms] == [ANE, GPU]
+    assert all(isinstance(a.j_per_token, float) and a.j_per_token > 0 for a in arms)
+    # Two 60 s arms, a cooldown of at most 60 s and the two waits: nothing ran on.
+    assert ran.events[-1].t < 300
+
+
+class _Blind(SimDevice):
+    """A phone whose host reads no charging state (as devicectl): only k says it was done."""
+
+    kind = "devicectl"
+
+    async def telemetry(self) -> Telemetry | None:
+        return None
+
+
+def blind(the_plan: Plan, clock: Clock) -> SimDevice:
+    return _Blind(SimulatedIPhone(sim_config(the_plan)), clock, bundle=the_plan.app.bundle)
+
+
+def test_headless_a_wait_only_k_can_end_stops_the_session_at_once_with_exit_2():
+    """Nothing reads k headless: the wait is not waited for (it waited on virtual time until
+    the clock ran out, 337,000 s at the command line)."""
+    ran = run_plan(plan(UNPLUGGED), device=blind, keys=False)
+    assert ran.result.exit_status == UNANSWERED == 2
+    said = NO_KEYS.format(name="unplug", kind="devicectl")
+    assert said.startswith("the unplug wait ends only with k (devicectl cannot tell")
+    ((error),) = ran.of(ErrorEvent)
+    assert error.message == f"{said}: run without --headless, or with --force to go on at once"
+    assert closing(ran, "unplug").note == "unplug wait: unanswered (no k headless) after 0 s"
+    assert ran.result.outcomes == () and ran.result.skipped == (ANE, GPU)
+    assert "launching" not in [e.phase for e in ran.of(PhaseEvent)] and not markers(ran, "replug")
+    assert ran.feed.controller.stopped == error.message
+    assert ran.events[-1].t < 10  # virtual time did not run on
+
+
+def test_headless_force_goes_on_at_once_from_a_wait_only_k_can_end():
+    ran = run_plan(plan(UNPLUGGED), device=blind, keys=False, force=True)
+    assert ran.result.exit_status == OK
+    assert closing(ran, "unplug").note == "unplug wait: forced (--force) after 0 s"
+    assert closing(ran, "replug").note == "replug wait: forced (--force) after 0 s"
+    going_on = [m.note for m in markers(ran, "the unplug wait ends only with k")]
+    assert going_on == [
+        NO_KEYS.format(name="unplug", kind="devicectl") + ": going on at once (--force)"
+    ]
+    assert first_phase(ran, "launching", ANE).t < 10
+
+
+def test_in_the_dashboard_k_still_confirms_a_wait_only_k_can_end():
+    async def confirm(feed):
+        await prompted(feed, "unplug")
+        await feed.clock.sleep(40)
+        await feed.controller.skip_cooldown()
+        await prompted(feed, "replug")
+        await feed.controller.skip_cooldown()
+
+    ran = run_plan(plan(UNPLUGGED), device=blind, operator=confirm)
+    assert ran.result.exit_status == OK
+    assert 40 <= waited(closing(ran, "unplug")) <= 42
+    assert closing(ran, "unplug").note.startswith("unplug wait: confirmed (k) after ")
+    assert closing(ran, "replug").note.startswith("replug wait: confirmed (k) after ")
