@@ -106,14 +106,13 @@ async def run_checks(
         except DeviceError as e:
             return Preflight((Check("device", "fail", "does not answer", printable(str(e))),))
     reading, error = await _telemetry(device)
+    # a phone gone, or no reading from a backend that reads telemetry: nothing could launch
+    silent = reading is None and error is None and bool(reads_power(device.kind))
+    out_of_reach = silent or isinstance(error, DeviceGone)
     unreadable = (
         f"not readable: {printable(str(error))}" if error else f"not readable with {device.kind}"
     )
-    # a backend that reads telemetry but read none, or a phone gone: nothing could be launched
-    out_of_reach = isinstance(error, DeviceGone) or (
-        reading is None and not error and bool(reads_power(device.kind))
-    )
-    if out_of_reach and not error:
+    if silent:
         unreadable = "not read: the host cannot reach the phone (the cable out?)"
     checks = [
         _device(info, _unreachable(plan) if out_of_reach else ""),

@@ -91,10 +91,6 @@ class SimDevice(Installer, PowerSource, Inspector, Operator):
             self.phone.advance(dt)
 
     @property
-    def plugged(self) -> bool:
-        return self.phone.battery.plugged
-
-    @property
     def reachable(self) -> bool:
         """The host can talk to the phone: over its USB link, or over the network."""
         return self.network or self.phone.linked
