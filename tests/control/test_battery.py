@@ -406,3 +406,18 @@ def test_in_the_dashboard_k_still_confirms_a_wait_only_k_can_end():
     assert 40 <= waited(closing(ran, "unplug")) <= 42
     assert closing(ran, "unplug").note.startswith("unplug wait: confirmed (k) after ")
     assert closing(ran, "replug").note.startswith("replug wait: confirmed (k) after ")
+
+
+def test_over_usb_a_phone_out_of_reach_from_the_start_is_unplugged_and_fails_pre_flight():
+    """The simulator reads the cable: a phone it cannot reach is not one it "cannot tell"
+    about (it asked for a k nobody could press, on virtual time); over USB it is unplugged,
+    and a phone the host cannot reach fails the pre-flight: exit 1, nothing launched."""
+    usb = UNPLUGGED.replace(NETWORK, "")
+    ran = run_plan(plan(usb, s="[sim]\nplugged = false\n"), keys=False)
+    assert [m.note for m in markers(ran, UNPLUG)] == [UNPLUG]
+    assert closing(ran, "unplug").note == "unplug wait: unplugged after 0 s"
+    assert ran.result.exit_status == 1 and ran.result.outcomes == ()
+    assert (
+        "pre-flight failed (device: the host cannot reach the phone" in ran.feed.controller.stopped
+    )
+    assert ran.events[-1].t < 60
