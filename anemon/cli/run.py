@@ -3,10 +3,13 @@
 Several plans run at once, one per device (`feeds.several.SeveralRuns`): one recording each
 (`--record FILE` names one, so it is refused), one dashboard with a tab per device, headless
 lines prefixed with the device. Two plans naming the same device: exit 2 before anything starts.
-The exit status is then the worst of the runs': 130 if any was aborted, else 1 if any failed.
+The exit status is then the worst of the runs': 130 if any was aborted, else 2 if any waited
+for a k nothing reads, else 1 if any failed.
 
 Exit status: 0 every arm completed; 1 some arm failed or was aborted (the summary says which
-and why); 2 the plan or the command line is wrong (nothing started); 130 the operator aborted
+and why); 2 the plan or the command line is wrong (nothing started), or headless the battery
+protocol waits for a k that nothing reads (the host cannot see the cable; nothing launched,
+unless --force goes on at once); 130 the operator aborted
 (the abort key, quitting mid-run, SIGINT, SIGTERM or SIGHUP: `PlanRun.stop` aborts the session,
 in the dashboard as headless, from the first moments after start-up).
 """
@@ -51,8 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--speed", type=speed, metavar="X|max", help="simulator clock speed, up to 10000"
     )
     parser.add_argument("--force", action="store_true",
-                        help="go on when the battery protocol's wait times out or a pre-flight "
-                             "check fails; with --record FILE that exists: replace it")  # fmt: skip
+                        help="go on when the battery protocol's wait times out (headless, at "
+                             "once where only k could end it) or a pre-flight check fails; with "
+                             "--record FILE that exists: replace it")  # fmt: skip
     add_view_options(parser)
     add_record_options(parser, force=False)
     add_metrics_option(parser)
@@ -101,7 +105,9 @@ def execute(
     # device has answered.
     recorder = open_recorder(args, plan.tag, force_alone=True)
     try:
-        feed = PlanRun(plan, clock_for(speed_x), record=recorder, force=force)
+        feed = PlanRun(
+            plan, clock_for(speed_x), record=recorder, force=force, keys=not args.headless
+        )
     except BaseException:
         if recorder is not None:
             recorder.close()
@@ -148,8 +154,9 @@ def execute_several(
         runs: list[PlanRun] = []
         try:
             for (_, plan), clock in zip(plans, shared_clocks([speed_x] * len(plans)), strict=True):
-                runs.append(_plan_run(plan, clock, open_recorder(args, plan.tag, force_alone=True),
-                                      force))  # fmt: skip
+                recorder = open_recorder(args, plan.tag, force_alone=True)
+                runs.append(_plan_run(plan, clock, recorder, force=force,
+                                      keys=not args.headless))  # fmt: skip
         except BaseException:
             for run_ in runs:
                 run_.close()
@@ -175,12 +182,14 @@ def execute_several(
     return worst_status([_exit_status(feed) for feed in several.feeds])
 
 
-def _plan_run(plan: Plan, clock: RealClock, recorder: Recorder | None, force: bool) -> PlanRun:
+def _plan_run(
+    plan: Plan, clock: RealClock, recorder: Recorder | None, *, force: bool, keys: bool
+) -> PlanRun:
     """The run of one plan; its claimed recording freed if the run cannot be made."""
     from anemon.feeds.plan import PlanRun
 
     try:
-        return PlanRun(plan, clock, record=recorder, force=force)
+        return PlanRun(plan, clock, record=recorder, force=force, keys=keys)
     except BaseException:
         if recorder is not None:
             recorder.close()
@@ -188,8 +197,9 @@ def _plan_run(plan: Plan, clock: RealClock, recorder: Recorder | None, force: bo
 
 
 def worst_status(statuses: list[int]) -> int:
-    """Several runs' exit status: 130 if any was aborted, else 1 if any failed, else 0."""
-    for status in (130, 1):
+    """Several runs' exit status: 130 if any was aborted, else 2 if any could not be run as
+    given (a k nothing reads), else 1 if any failed, else 0."""
+    for status in (130, 2, 1):
         if status in statuses:
             return status
     return max(statuses, default=0)

@@ -12,7 +12,12 @@ requests through the few things its `BatteryHost` lends it.
   (`k`), aborts, or at once with `--force`. When the last arm should be over (or is), "replug
   the phone now", until the host reads it plugged in again: the log is pulled after that. A
   backend that reads no telemetry (devicectl) cannot see the cable: the operator confirms
-  each step with `k`.
+  each step with `k`. A backend that plays the operator (the simulator, `Operator`) is told
+  each request and does it itself a few seconds later, so a run on it ends on its own.
+- A wait only `k` can end (the host cannot see the cable) is never waited for where nothing
+  reads keys (headless): it says so at once and the session ends (exit 2), or with
+  `--force` it goes on at once, as the timeout would. So no wait for a person runs on a
+  virtual clock (`--speed max` is headless), where its timeout would pass in no time.
 - `plugged`: before the first arm, a marker warns when the phone is not plugged in.
 - `any`: nothing.
 """
@@ -59,9 +64,16 @@ USB_WARNING = (
     'reach the phone to launch or pull; device.connect = "network" keeps it reachable'
 )
 
+NO_KEYS = (
+    "the {name} wait ends only with k ({kind} cannot tell whether the phone is plugged in), "
+    "and headless nothing reads keys"
+)
+FORCED = "forced (--force)"
+UNANSWERED = "unanswered (no k headless)"
+
 Ending = str
-"""How a wait ended: its `then` (the phone did it), "confirmed (k)", "skipped (k)",
-"forced (--force)" or "aborted"."""
+"""How a wait ended: its `then` (the phone did it), "confirmed (k)", "skipped (k)", FORCED,
+UNANSWERED or "aborted"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +91,9 @@ class Wait:
     timeout_s: float | None = None
     """After this long, `late` is reported (an error) and `--force` goes on."""
     late: str = ""
+    cable: bool | None = None
+    """What is asked of the cable (False: out, True: back in), for a backend that plays the
+    operator; None: nothing it should do (the `unplug` fault pulls the cable itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +103,11 @@ class Answer:
     ending: Ending
     waited_s: float
     timed_out: bool = False
+
+    @property
+    def went_on(self) -> bool:
+        """The run goes on after it (it was not aborted, nor left unanswered)."""
+        return self.ending not in ("aborted", UNANSWERED)
 
     def note(self, wait: Wait) -> str:
         """The closing marker: "unplug wait: unplugged after 32 s"."""
@@ -125,6 +145,7 @@ def unplug_wait(*, observable: bool, usb: bool, kind: str) -> Wait:
         done=(lambda t: is_unplugged(t, usb=usb)) if observable else None,
         timeout_s=UNPLUG_TIMEOUT_S,
         late=late.format(s=UNPLUG_TIMEOUT_S, then="unplugged"),
+        cable=False,
     )
 
 
@@ -138,6 +159,7 @@ def replug_wait(*, observable: bool, kind: str) -> Wait:
         done=is_plugged if observable else None,
         timeout_s=REPLUG_TIMEOUT_S,
         late=late.format(s=REPLUG_TIMEOUT_S, then="plugged back in"),
+        cable=True,
     )
 
 
@@ -166,16 +188,18 @@ class BatteryProtocol:
     """`protocol.battery` for one run: `before()` the first arm, `replug()` after the last.
 
     `usb`: the host reaches the phone over the cable (`device.connect`); `kind`: the backend,
-    named in the prompts when it cannot read the charging state.
+    named in the prompts when it cannot read the charging state; `observable`: it can (a
+    phone it cannot reach then reads as none: over USB, unplugged).
     """
 
-    def __init__(self, mode: str, host: BatteryHost, *, usb: bool, kind: str) -> None:
+    def __init__(
+        self, mode: str, host: BatteryHost, *, usb: bool, kind: str, observable: bool
+    ) -> None:
         self.mode = mode
         self.host = host
         self.usb = usb
         self.kind = kind
-        self.observable = True
-        """The host reads the charging state (decided before the first arm)."""
+        self.observable = observable
         self.unplugged = False
         """The unplug wait ended with the run going on: a replug is due after the last arm."""
         self.replugged = False
@@ -185,7 +209,6 @@ class BatteryProtocol:
         if self.mode == "any":
             return
         reading = await self.host.reading()
-        self.observable = reading is not None
         if self.mode == "plugged":
             self._check_plugged(reading)
             return
@@ -194,7 +217,7 @@ class BatteryProtocol:
         wait = unplug_wait(observable=self.observable, usb=self.usb, kind=self.kind)
         self.host.set_phase("idle", None, wait.prompt)
         answer = await self.host.ask(wait)
-        self.unplugged = answer.ending != "aborted"
+        self.unplugged = answer.went_on
 
     async def replug(self, *, arms_over: bool) -> None:
         """Ask for the replug, once; `arms_over`: no arm runs (the phase may show it)."""
@@ -209,8 +232,12 @@ class BatteryProtocol:
     def _check_plugged(self, reading: Telemetry | None) -> None:
         checked = 'battery protocol "plugged"'
         if reading is None:
-            self.host.note(f"{checked}: not checked, the host reads no charging state "
-                           f"({self.kind})")  # fmt: skip
+            why = (
+                "cannot reach the phone"
+                if self.observable
+                else f"reads no charging state ({self.kind})"
+            )
+            self.host.note(f"{checked}: not checked, the host {why}")
         elif is_plugged(reading):
             self.host.note(f"{checked}: the phone is plugged in")
         else:

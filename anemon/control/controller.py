@@ -19,7 +19,10 @@ from anemon.clock import Clock, wait_for
 from anemon.control.alerts import Alerts
 from anemon.control.arm import ArmHost, ArmLaunch, ArmRun, Command
 from anemon.control.battery import (
+    FORCED,
+    NO_KEYS,
     REPLUG_MARGIN_S,
+    UNANSWERED,
     Answer,
     BatteryHost,
     BatteryProtocol,
@@ -32,7 +35,8 @@ from anemon.control.launch import Attribution, probe_env
 from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
 from anemon.control.preflight import History, run_checks
-from anemon.devices.base import Device, DeviceError, DeviceInfo, Installer, Telemetry
+from anemon.devices import reads_power
+from anemon.devices.base import Device, DeviceError, DeviceInfo, Installer, Operator, Telemetry
 from anemon.events import (
     ErrorEvent,
     Event,
@@ -96,6 +100,7 @@ class Controller:
         battery_prompts: bool | None = None,
         force: bool = False,
         preflight: bool = True,
+        keys: bool = True,
     ) -> None:
         self.plan = plan
         self.device = device
@@ -109,12 +114,18 @@ class Controller:
         """Go on when a check fails (pre-flight, the battery protocol's waits): `--force`."""
         self.preflight = preflight
         """Make the pre-flight checks before the first launch."""
+        self.keys = keys
+        """Someone can press k (the dashboard); False (headless): a wait only k can end is not
+        waited for (`ask`)."""
         self.device_info: DeviceInfo | None = None
         """The device's answer to `connect` (the feed's); None: the checks ask it again."""
         self.history = History()
         """The last recording with this plan's tag (the pre-flight OS build and footprint)."""
         self.stopped = ""
-        """Why the run stopped before its first launch (a failed pre-flight check), or ""."""
+        """Why the run stopped before its first launch (a failed pre-flight check, a wait
+        nobody can end), or ""."""
+        self._unanswered = False
+        """The run stopped at a wait only k could end, with nothing to read k (exit 2)."""
         self._answers: list[Answer] = []
         """How the operator's waits ended (`ask`), in order."""
         self.source = f"{device.kind}:{plan.log_path}"
@@ -138,7 +149,8 @@ class Controller:
         self._arms_over = asyncio.Event()
         battery: BatteryHost = self
         usb = plan.device.connect == "usb"
-        self._battery = BatteryProtocol(plan.protocol.battery, battery, usb=usb, kind=device.kind)
+        self._battery = BatteryProtocol(plan.protocol.battery, battery, usb=usb, kind=device.kind,
+                                        observable=bool(reads_power(device.kind)))  # fmt: skip
         self._trial_thermal: int | None = None
         """The thermal state of the latest TRIAL line (a cooldown's reading of last resort)."""
         pipeline.subscribe(self._on_event)
@@ -160,7 +172,8 @@ class Controller:
             installed = await self._install()
             if installed and not self.aborting:
                 await self._battery.before()
-            cleared = installed and not self.aborting and await self._preflight()
+            cleared = installed and not self.aborting and not self.stopped
+            cleared = cleared and await self._preflight()
             for index, launch in enumerate(launches if cleared else ()):
                 if not await self._before(launch, first=index == 0):
                     break
@@ -185,7 +198,7 @@ class Controller:
             await asyncio.gather(*tasks, return_exceptions=True)
             await self.alerts.drain()
         skipped = tuple(launch.arm.name for launch in launches[len(outcomes) :])
-        result = RunResult(tuple(outcomes), self.aborting, skipped)
+        result = RunResult(tuple(outcomes), self.aborting, skipped, self._unanswered)
         self._finish(result)
         return result
 
@@ -379,9 +392,10 @@ class Controller:
         asking = self._asking = _Asking(wait)
         self.prompt = wait.prompt
         self.marker_now(wait.prompt, source="prompt")
+        await self._operate(wait)
         self._poll_now.set()
         try:
-            answer = await self._answer(asking)
+            answer = self._without_keys(wait) or await self._answer(asking)
         finally:
             self.prompt = None
             self._asking = None
@@ -389,6 +403,28 @@ class Controller:
         if wait.name == "unplug":
             self._answers.append(answer)
         return answer
+
+    async def _operate(self, wait: Wait) -> None:
+        """A backend that plays the operator (the simulator) is told what is asked, and says
+        what it does."""
+        if wait.cable is not None and isinstance(self.device, Operator):
+            said = await self.device.operate(wait.cable)
+            if said:
+                self.note(said)
+
+    def _without_keys(self, wait: Wait) -> Answer | None:
+        """A wait only k can end, where nothing reads k: not waited for. `--force` goes on at
+        once (as at the timeout), else the session stops (exit 2). None: it can be waited for."""
+        if wait.done is not None or self.keys:
+            return None
+        said = NO_KEYS.format(name=wait.name, kind=self.device.kind)
+        if self.force:
+            self.note(f"{said}: going on at once (--force)")
+            return Answer(FORCED, 0.0)
+        self._unanswered = True
+        self.stopped = f"{said}: run without --headless, or with --force to go on at once"
+        self.error(None, self.stopped)
+        return Answer(UNANSWERED, 0.0)
 
     async def _answer(self, asking: _Asking) -> Answer:
         wait = asking.wait
@@ -403,7 +439,7 @@ class Controller:
                 timed_out = True
                 self.error(None, wait.late)
                 if self.force:
-                    return Answer("forced (--force)", waited, timed_out)
+                    return Answer(FORCED, waited, timed_out)
             left = None if timed_out or wait.timeout_s is None else wait.timeout_s - waited
             self._stirred.clear()
             with contextlib.suppress(TimeoutError):

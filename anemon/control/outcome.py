@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from anemon.errors import USAGE
+
 OK, FAILED, ABORTED = 0, 1, 130
+UNANSWERED = USAGE
+"""A wait only k could end came where nothing reads keys: the command cannot run as given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +32,8 @@ class RunResult:
     """The operator aborted the session (signal, abort key, quit)."""
     skipped: tuple[str, ...] = ()
     """Arms never launched (the session was aborted, or on_error = "abort")."""
+    unanswered: bool = False
+    """A wait only k could end came headless, where nothing reads keys: the session ended."""
 
     @property
     def failures(self) -> tuple[ArmOutcome, ...]:
@@ -37,4 +43,6 @@ class RunResult:
     def exit_status(self) -> int:
         if self.aborted:
             return ABORTED
+        if self.unanswered:
+            return UNANSWERED
         return FAILED if self.failures or self.skipped else OK

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from anemon.control.cooldown import host_thermal
 from anemon.control.plan import Plan
 from anemon.devices import reads_power
-from anemon.devices.base import Device, DeviceError, DeviceInfo, Inspector, Telemetry
+from anemon.devices.base import Device, DeviceError, DeviceGone, DeviceInfo, Inspector, Telemetry
 from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, LoadEvent, PreflightEvent, StartEvent
 from anemon.paths import same_file
@@ -112,11 +112,16 @@ async def run_checks(
         except DeviceError as e:
             return Preflight((Check("device", "fail", "does not answer", printable(str(e))),))
     reading, error = await _telemetry(device)
-    unreadable = f"not readable: {error}" if error else f"not readable with {device.kind}"
-    if not error and reads_power(device.kind):  # it reads telemetry, but not now
+    # a phone gone, or no reading from a backend that reads telemetry: nothing could launch
+    silent = reading is None and error is None and bool(reads_power(device.kind))
+    out_of_reach = silent or isinstance(error, DeviceGone)
+    unreadable = (
+        f"not readable: {printable(str(error))}" if error else f"not readable with {device.kind}"
+    )
+    if silent:
         unreadable = "not read: the host cannot reach the phone (the cable out?)"
     checks = [
-        _device(info),
+        _device(info, _unreachable(plan) if out_of_reach else ""),
         await _app(plan, device),
         _disk(plan, reading, unreadable, _footprint(plan, history)),
         _thermal(plan, reading, unreadable),
@@ -144,16 +149,34 @@ def _names(names: Sequence[str], shown: int = 3) -> str:
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
-async def _telemetry(device: Device) -> tuple[Telemetry | None, str]:
+async def _telemetry(device: Device) -> tuple[Telemetry | None, DeviceError | None]:
     try:
-        return await device.telemetry(), ""
+        return await device.telemetry(), None
     except DeviceError as e:
-        return None, printable(str(e))
+        return None, e
 
 
-def _device(info: DeviceInfo) -> Check:
+def _device(info: DeviceInfo, unreachable: str) -> Check:
+    """It answered `connect`; `unreachable`: but the phone cannot be reached now (why)."""
     parts = [info.name or "?", info.model, f"OS {info.os}" if info.os else "OS build unknown"]
-    return Check("device", "pass", printable(", ".join(p for p in parts if p)))
+    shown = printable(", ".join(p for p in parts if p))
+    return (
+        Check("device", "fail", shown, unreachable)
+        if unreachable
+        else Check("device", "pass", shown)
+    )
+
+
+def _unreachable(plan: Plan) -> str:
+    """What to do about a phone the host cannot reach (docs/spec/plan.md, `sim.plugged`)."""
+    usb = plan.device.connect == "usb"
+    if plan.device.kind == "sim" and usb and not plan.sim.plugged:
+        return (
+            "the host cannot reach the phone: sim.plugged = false takes the cable out, its "
+            'only link over USB; for a phone on battery use device.connect = "network"'
+        )
+    advice = 'plug its cable in, or use device.connect = "network"' if usb else "check its network"
+    return f"the host cannot reach the phone, so nothing can be launched: {advice}"
 
 
 async def _app(plan: Plan, device: Device) -> Check:

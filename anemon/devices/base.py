@@ -147,6 +147,17 @@ class Inspector(abc.ABC):
         return None
 
 
+class Operator(abc.ABC):
+    """A backend that does itself what the battery protocol asks of the operator: the simulator,
+    whose cable nobody can pull (anemon/control/battery.py)."""
+
+    @abc.abstractmethod
+    async def operate(self, plugged: bool) -> str | None:
+        """Plug the phone in (True) or unplug it (False) a few seconds from now; what it says
+        it does (a marker), or None when it leaves it to a person (a test plays the operator)."""
+        ...
+
+
 class PowerSource(abc.ABC):
     """A backend that reads device power (battery current x voltage) often, about once a second.
 

@@ -36,7 +36,8 @@ def make_device(plan: Plan, clock: Clock) -> Device:
 class PlanRun(LiveFeed):
     """One execution of a plan; its `controls` (the `controller`) take the operator's actions,
     and stopping it aborts the session the way the abort key does. `force`: go on when a check
-    fails (`--force`: the battery protocol's waits time out)."""
+    fails (`--force`: the battery protocol's waits time out). `keys`: someone can press k (the
+    dashboard; headless nothing reads keys)."""
 
     def __init__(
         self,
@@ -47,6 +48,7 @@ class PlanRun(LiveFeed):
         device: Device | None = None,
         battery_prompts: bool | None = None,
         force: bool = False,
+        keys: bool = True,
     ) -> None:
         pipeline = Pipeline(clock=clock)
         self.plan = plan
@@ -58,7 +60,8 @@ class PlanRun(LiveFeed):
         self._mirror_dir = Path(tempfile.mkdtemp(prefix="anemon-mirror-"))
         mirror = self._mirror_dir / safe_name(Path(plan.log_path).name, "bench.log")
         self.controller = Controller(plan, self.device, pipeline, clock, mirror=mirror,
-                                     battery_prompts=battery_prompts, force=force)  # fmt: skip
+                                     battery_prompts=battery_prompts, force=force,
+                                     keys=keys)  # fmt: skip
         super().__init__(f"{plan.tag} on {plan.device.kind}", pipeline, tag=plan.tag,
                          controls=self.controller)  # fmt: skip
         self.reads_power = reads_power(self.device.kind)

@@ -64,6 +64,8 @@ class SimulatedIPhone:
         start = STATES.index(config.start_thermal)
         self.thermal = ThermalModel(config.thermal, config.ambient_c, start)
         self.battery = Battery(config.battery, config.battery_percent, config.plugged)
+        self.linked = config.plugged
+        """The USB cable's data link is in (the host reaches the phone over USB)."""
         self.disk = Disk(config.free_gb, config.total_gb, config.cold_cache)
         self.gate = LaunchGate(config)
         self._containers = Containers()
@@ -120,11 +122,25 @@ class SimulatedIPhone:
 
     @property
     def plugged(self) -> bool:
-        """On USB (an `unplug` fault or `set_plugged(False)` takes it off)."""
+        """On the charger (an `unplug` fault or `set_plugged(False)` takes it off)."""
         return self.battery.plugged
 
     def set_plugged(self, plugged: bool) -> None:
+        """The cable in or out: its charge and its USB link together."""
         self.battery.plugged = plugged
+        self.linked = plugged
+
+    def operator_after(self, delay: float, plugged: bool) -> None:
+        """The battery protocol's simulated operator (devices/sim), `delay` seconds from now:
+        unplugging takes the charge away and leaves the USB link in (the host still reaches
+        the phone); plugging back in puts the whole cable in."""
+        self._after(delay, lambda: self._operated(plugged))
+
+    def _operated(self, plugged: bool) -> None:
+        if plugged:
+            self.set_plugged(True)
+        else:
+            self.battery.plugged = False
 
     def set_screen_on(self, on: bool) -> None:
         self.screen_on = on

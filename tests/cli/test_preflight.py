@@ -68,3 +68,19 @@ def test_a_bad_plan_exits_2(tmp_path, capsys):
     (tmp_path / "bad.toml").write_text(PLAN + "[alerts]\nbattery_floor_pct = 200\n")
     assert main(["preflight", str(tmp_path / "bad.toml")]) == 2
     assert "bad.toml:5: alerts.battery_floor_pct: 200 is out of range" in capsys.readouterr().err
+
+
+def test_a_simulated_phone_unplugged_over_usb_cannot_be_reached_and_fails_with_1(
+    tmp_path, capsys, monkeypatch
+):
+    """`sim.plugged = false` over USB: the cable, the host's only link, is out. It used to pass
+    with warnings (exit 0), then each arm failed "cannot launch"; over the network it is reached."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "off.toml").write_text(PLAN + "[sim]\nplugged = false\n")
+    assert main(["preflight", "off.toml"]) == 1
+    out = capsys.readouterr().out
+    assert "device: the host cannot reach the phone: sim.plugged = false" in out
+    (tmp_path / "wifi.toml").write_text(
+        PLAN + '[device]\nconnect = "network"\n[sim]\nplugged = false\n'
+    )
+    assert main(["preflight", "wifi.toml"]) == 0

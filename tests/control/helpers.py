@@ -81,12 +81,18 @@ def run_plan(
     device: Callable[[Plan, Clock], Device] | None = None,
     battery_prompts: bool | None = None,
     force: bool = False,
+    sim_operator: bool = True,
+    keys: bool = True,
 ) -> Ran:
     """Run at max speed through the feed lifecycle; `operator(feed)` runs beside the
-    controller (after `clock.sleep`s)."""
+    controller (after `clock.sleep`s). `sim_operator=False`: the simulated phone leaves the
+    battery protocol's cable to the test (`set_plugged`, k); `keys`: as in the dashboard."""
     clock = VirtualClock(limit_s=LIMIT_S)
     feed = PlanRun(the_plan, clock, record=record, battery_prompts=battery_prompts, force=force,
-                   device=device(the_plan, clock) if device else None)  # fmt: skip
+                   device=device(the_plan, clock) if device else None, keys=keys)  # fmt: skip
+    if not sim_operator:
+        assert isinstance(feed.device, SimDevice)
+        feed.device.operator_s = None
     events: list[Event] = []
     feed.pipeline.subscribe(events.append)
 

@@ -8,8 +8,11 @@ import itertools
 
 import pytest
 
+from anemon.analysis.summary import summarize
+from anemon.clock import Clock
 from anemon.control.battery import (
     LATE_UNPLUG,
+    NO_KEYS,
     REPLUG,
     UNPLUG,
     UNPLUG_TIMEOUT_S,
@@ -23,9 +26,10 @@ from anemon.control.battery import (
     replug_wait,
     unplug_wait,
 )
-from anemon.control.outcome import ABORTED, OK
-from anemon.control.plan import ProtocolSpec
+from anemon.control.outcome import ABORTED, OK, UNANSWERED
+from anemon.control.plan import Plan, ProtocolSpec
 from anemon.devices.base import Telemetry
+from anemon.devices.sim import SimDevice, sim_config
 from anemon.events import (
     EndEvent,
     ErrorEvent,
@@ -35,6 +39,7 @@ from anemon.events import (
     TelemetryEvent,
     TrialEvent,
 )
+from anemon.simulator import SimulatedIPhone
 from tests.control.helpers import (
     TWO_ARMS,
     battery_operator,
@@ -128,7 +133,7 @@ class FakeBatteryHost:
 
 def before(mode: str, reading: Telemetry | None, *, usb: bool = False) -> list[tuple]:
     host = FakeBatteryHost(reading)
-    battery = BatteryProtocol(mode, host, usb=usb, kind="devicectl")
+    battery = BatteryProtocol(mode, host, usb=usb, kind="devicectl", observable=reading is not None)
     asyncio.run(battery.before())
     return host.calls
 
@@ -180,7 +185,11 @@ def first_phase(ran, phase, arm=None):
 
 
 def test_unplugged_asks_waits_for_the_unplug_then_asks_for_the_replug_after_the_last_arm():
-    ran = run_plan(plan(UNPLUGGED), operator=battery_operator(unplug_after_s=30, replug_after_s=20))
+    ran = run_plan(
+        plan(UNPLUGGED),
+        operator=battery_operator(unplug_after_s=30, replug_after_s=20),
+        sim_operator=False,
+    )
     assert ran.result.exit_status == OK
     assert [o.status for o in ran.result.outcomes] == ["done", "done"]
 
@@ -220,7 +229,7 @@ def test_a_timeout_says_so_and_k_goes_on():
         await feed.clock.sleep(700)
         await feed.controller.skip_cooldown()
 
-    ran = run_plan(plan(UNPLUGGED), operator=late_k)
+    ran = run_plan(plan(UNPLUGGED), operator=late_k, sim_operator=False)
     (error,) = ran.of(ErrorEvent)
     assert error.message == "still charging after 600 s: go on with k or --force, or abort with X"
     assert error.t == pytest.approx(600, abs=0.1) and error.arm is None
@@ -235,7 +244,7 @@ def test_a_timeout_says_so_and_k_goes_on():
 
 
 def test_force_goes_on_at_the_timeout():
-    ran = run_plan(plan(UNPLUGGED), force=True)
+    ran = run_plan(plan(UNPLUGGED), force=True, sim_operator=False)
     (error,) = ran.of(ErrorEvent)
     assert error.message.startswith("still charging after 600 s")
     forced = closing(ran, "unplug")
@@ -250,7 +259,7 @@ def test_an_abort_ends_the_wait_and_nothing_is_launched():
         await feed.clock.sleep(50)
         await feed.controller.abort_session()
 
-    ran = run_plan(plan(UNPLUGGED), operator=abort)
+    ran = run_plan(plan(UNPLUGGED), operator=abort, sim_operator=False)
     assert closing(ran, "unplug").note.startswith("unplug wait: aborted after 5")
     assert ran.result.exit_status == ABORTED and ran.result.skipped == (ANE, GPU)
     assert not [e for e in ran.of(PhaseEvent) if e.phase == "launching"]
@@ -274,7 +283,7 @@ def test_over_usb_the_replug_is_asked_when_the_arm_should_be_over_and_the_log_pu
         await feed.clock.sleep(20)
         set_plugged(feed, True)
 
-    ran = run_plan(plan(text), operator=operate)
+    ran = run_plan(plan(text), operator=operate, sim_operator=False)
     assert ran.result.exit_status == OK
     assert USB_WARNING in [m.note for m in ran.of(MarkerEvent)]
     launched = first_phase(ran, "launching", ANE).t
@@ -313,6 +322,102 @@ def test_any_asks_nothing():
 
 def test_the_protocol_asks_once_even_for_an_arm_with_the_unplug_fault():
     fault = f'[sim.arms.{ANE}]\nfault = "unplug"\nfault_at_s = 20\n'
-    ran = run_plan(plan(UNPLUGGED, f=fault), operator=battery_operator())
+    ran = run_plan(plan(UNPLUGGED, f=fault), operator=battery_operator(), sim_operator=False)
     assert len(markers(ran, UNPLUG)) == 1 and len(markers(ran, REPLUG)) == 1
     assert ran.result.exit_status == OK
+
+
+# -- the simulator as the operator; waits nobody can end ------------------------------------------
+
+OPERATED = "simulated operator: unplugs the phone in 5 s"
+
+
+@pytest.mark.parametrize("connect", ["usb", "network"])
+def test_the_simulator_unplugs_and_replugs_itself_and_the_run_ends_with_energy(connect):
+    """Nobody pulls a simulated cable: asked, the simulator does it itself. It used to wait for
+    an operator forever (virtual time ran out: VirtualTimeExceeded)."""
+    text = UNPLUGGED.replace(NETWORK, f'[device]\nconnect = "{connect}"\n')
+    ran = run_plan(plan(text), keys=False)
+    assert ran.result.exit_status == OK and not ran.of(ErrorEvent)
+    operated = [m.note for m in markers(ran, "simulated operator: ")]
+    link = " (its USB link stays in: the host still reaches it)" if connect == "usb" else ""
+    assert operated == [OPERATED + link, "simulated operator: plugs the phone back in in 5 s"]
+    assert closing(ran, "unplug").note == "unplug wait: unplugged after 6 s"
+    assert closing(ran, "replug").note == "replug wait: replugged after 6 s"
+    # Unplugged, the host still reads power over either link: every arm has its J/token.
+    arms = summarize(ran.session)
+    assert [a.arm for a in arms] == [ANE, GPU]
+    assert all(isinstance(a.j_per_token, float) and a.j_per_token > 0 for a in arms)
+    # Two 60 s arms, a cooldown of at most 60 s and the two waits: nothing ran on.
+    assert ran.events[-1].t < 300
+
+
+class _Blind(SimDevice):
+    """A phone whose host reads no charging state (as devicectl): only k says it was done."""
+
+    kind = "devicectl"
+
+    async def telemetry(self) -> Telemetry | None:
+        return None
+
+
+def blind(the_plan: Plan, clock: Clock) -> SimDevice:
+    return _Blind(SimulatedIPhone(sim_config(the_plan)), clock, bundle=the_plan.app.bundle)
+
+
+def test_headless_a_wait_only_k_can_end_stops_the_session_at_once_with_exit_2():
+    """Nothing reads k headless: the wait is not waited for (it waited on virtual time until
+    the clock ran out, 337,000 s at the command line)."""
+    ran = run_plan(plan(UNPLUGGED), device=blind, keys=False)
+    assert ran.result.exit_status == UNANSWERED == 2
+    said = NO_KEYS.format(name="unplug", kind="devicectl")
+    assert said.startswith("the unplug wait ends only with k (devicectl cannot tell")
+    ((error),) = ran.of(ErrorEvent)
+    assert error.message == f"{said}: run without --headless, or with --force to go on at once"
+    assert closing(ran, "unplug").note == "unplug wait: unanswered (no k headless) after 0 s"
+    assert ran.result.outcomes == () and ran.result.skipped == (ANE, GPU)
+    assert "launching" not in [e.phase for e in ran.of(PhaseEvent)] and not markers(ran, "replug")
+    assert ran.feed.controller.stopped == error.message
+    assert ran.events[-1].t < 10  # virtual time did not run on
+
+
+def test_headless_force_goes_on_at_once_from_a_wait_only_k_can_end():
+    ran = run_plan(plan(UNPLUGGED), device=blind, keys=False, force=True)
+    assert ran.result.exit_status == OK
+    assert closing(ran, "unplug").note == "unplug wait: forced (--force) after 0 s"
+    assert closing(ran, "replug").note == "replug wait: forced (--force) after 0 s"
+    going_on = [m.note for m in markers(ran, "the unplug wait ends only with k")]
+    assert going_on == [
+        NO_KEYS.format(name="unplug", kind="devicectl") + ": going on at once (--force)"
+    ]
+    assert first_phase(ran, "launching", ANE).t < 10
+
+
+def test_in_the_dashboard_k_still_confirms_a_wait_only_k_can_end():
+    async def confirm(feed):
+        await prompted(feed, "unplug")
+        await feed.clock.sleep(40)
+        await feed.controller.skip_cooldown()
+        await prompted(feed, "replug")
+        await feed.controller.skip_cooldown()
+
+    ran = run_plan(plan(UNPLUGGED), device=blind, operator=confirm)
+    assert ran.result.exit_status == OK
+    assert 40 <= waited(closing(ran, "unplug")) <= 42
+    assert closing(ran, "unplug").note.startswith("unplug wait: confirmed (k) after ")
+    assert closing(ran, "replug").note.startswith("replug wait: confirmed (k) after ")
+
+
+def test_over_usb_a_phone_out_of_reach_from_the_start_is_unplugged_and_fails_pre_flight():
+    """The simulator reads the cable: a phone it cannot reach is not one it "cannot tell"
+    about (it asked for a k nobody could press, on virtual time); over USB it is unplugged,
+    and a phone the host cannot reach fails the pre-flight: exit 1, nothing launched."""
+    usb = UNPLUGGED.replace(NETWORK, "")
+    ran = run_plan(plan(usb, s="[sim]\nplugged = false\n"), keys=False)
+    assert [m.note for m in markers(ran, UNPLUG)] == [UNPLUG]
+    assert closing(ran, "unplug").note == "unplug wait: unplugged after 0 s"
+    assert ran.result.exit_status == 1 and ran.result.outcomes == ()
+    assert (
+        "pre-flight failed (device: the host cannot reach the phone" in ran.feed.controller.stopped
+    )
+    assert ran.events[-1].t < 60

@@ -61,16 +61,19 @@ name = "minicpm5_1b_ane_pal8"
 """
 
 
-def test_run_force_goes_on_when_nobody_unplugs_the_phone(tmp_path, capsys):
+def test_the_simulator_unplugs_and_replugs_the_phone_itself_when_asked(tmp_path, capsys):
+    """Nobody can pull a simulated cable: the simulator plays the operator, so the battery
+    protocol ends on its own (it waited for a k nobody could press, at 600 s forced on)."""
     plan = tmp_path / "energy.toml"
     plan.write_text(UNPLUGGED)
-    argv = ["run", str(plan), "--headless", "--speed", "max", "--no-record", "--force"]
-    assert main(argv) == 0
+    assert main(["run", str(plan), "--headless", "--speed", "max", "--no-record"]) == 0
     out, _ = capsys.readouterr()
     assert "unplug the phone now (battery protocol)" in out
-    assert "still charging after 600 s: go on with k or --force, or abort with X" in out
-    assert "unplug wait: forced (--force) after 600 s" in out
-    assert "1 of 1 launches completed" in out
+    assert "marker: simulated operator: unplugs the phone in 5 s" in out
+    assert "unplug wait: unplugged after 6 s" in out
+    assert "marker: simulated operator: plugs the phone back in in 5 s" in out
+    assert "replug wait: replugged after 6 s" in out
+    assert "still charging" not in out and "1 of 1 launches completed" in out
 
 
 def test_speed_is_for_the_simulator_only(tmp_path, capsys):

@@ -151,6 +151,19 @@ def test_a_device_that_does_not_answer_fails():
 # -- in a run -----------------------------------------------------------------------------------
 
 
+def test_a_phone_the_host_cannot_reach_fails_and_the_run_stops_before_launching():
+    """`sim.plugged = false` over USB: no link. Each arm used to fail "cannot launch" after the
+    whole cooldown cap between them; now the run stops at the pre-flight, at once."""
+    off = plan(TWO_ARMS, s=SHORT, g="[sim]\nplugged = false\n")
+    status, _, note = verdict(checks(off), "device")
+    assert status == "fail" and note.startswith("the host cannot reach the phone: sim.plugged")
+    ran = run_plan(off)
+    assert ran.result.exit_status == 1 and ran.result.outcomes == ()
+    assert "launching" not in [e.phase for e in ran.of(PhaseEvent)]
+    assert ran.of(ErrorEvent)[0].message.startswith("pre-flight failed (device: the host cannot")
+    assert ran.events[-1].t < 60  # no cooldown cap (60 s) sat out
+
+
 def test_a_failed_check_stops_the_run_before_any_launch_with_exit_1(tmp_path):
     record = tmp_path / "r.jsonl"
     ran = run_plan(plan(TWO_ARMS, s=SHORT, g="[sim]\nfree_gb = 3.0\n"), record=record)

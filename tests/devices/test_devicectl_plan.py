@@ -5,7 +5,10 @@ battery protocol, which devicectl cannot see (the operator confirms each step wi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,50 @@ async def test_battery_protocol_is_confirmed_with_k(fake_xcrun: FakeXcrun, app: 
     assert isinstance(events[-1], PhaseEvent) and events[-1].phase == "done"
     container = fake_xcrun.container_file("com.example.bench", "Documents/sustain/dc1.log")
     assert mirrored == container.read_text()
+
+
+NO_TERMINAL_PLAN = """
+tag = "dc-energy"
+[device]
+kind = "devicectl"
+poll_s = 0.02
+[protocol]
+seconds = 60
+battery = "unplugged"
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+"""
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Pids whose command line mentions `text` (the process table, not an exit status)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if proc.name.isdigit() and text in (proc / "cmdline").read_bytes().decode(
+                errors="replace"
+            ):
+                found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_headless_with_no_terminal_a_wait_only_k_can_end_exits_2_at_once(
+    fake_xcrun: FakeXcrun, tmp_path: Path
+) -> None:
+    """devicectl cannot see the cable, so only k ends the unplug wait, and headless nothing
+    reads k: one line, exit 2, nothing launched, nothing left running (it waited forever)."""
+    plan = tmp_path / "energy.toml"
+    plan.write_text(NO_TERMINAL_PLAN)
+    argv = [sys.executable, "-m", "anemon", "run", str(plan), "--headless", "--no-record"]
+    ran = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=TIMEOUT_S)  # fmt: skip
+    assert ran.returncode == 2, ran.stdout[-2000:] + ran.stderr
+    said = ("the unplug wait ends only with k (devicectl cannot tell whether the phone is "
+            "plugged in), and headless nothing reads keys: run without --headless, or with "
+            "--force to go on at once")  # fmt: skip
+    assert f"ERROR: {said}" in ran.stdout and "Traceback" not in ran.stderr
+    assert not fake_xcrun.launched() and fake_xcrun.running() == set()
+    assert processes_mentioning(str(plan)) == []
+    assert processes_mentioning(str(fake_xcrun.root)) == []

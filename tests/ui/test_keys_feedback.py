@@ -12,6 +12,7 @@ from textual.widgets._footer import FooterKey
 from anemon.clock import RealClock
 from anemon.control.battery import UNPLUG
 from anemon.control.plan import parse_plan
+from anemon.devices.sim import SimDevice
 from anemon.events import MarkerEvent, PhaseEvent
 from anemon.feeds.plan import PlanRun
 from anemon.ui import keys
@@ -173,6 +174,8 @@ until k."""
 
 async def test_k_in_a_real_unplug_wait_goes_on_without_a_word(make_app: MakeApp) -> None:
     feed = PlanRun(parse_plan(BATTERY_PLAN, "b.toml"), RealClock(speed=10.0))
+    assert isinstance(feed.device, SimDevice)
+    feed.device.operator_s = None  # the simulator leaves the cable in: only k ends the wait
     app = make_app(feed=feed)
     async with app.run_test(size=SIZE) as pilot:
         runner = asyncio.create_task(feed.run())

@@ -8,6 +8,13 @@ phone is unplugged nothing can be pulled: the follow yields a gap, then, once it
 end of the gap and the backfill. Unless the host reaches it over the network (`network=True`,
 a plan's `device.connect = "network"`): then the cable can come out and the phone still
 answers, which is how energy is measured (the battery current is the load's only unplugged).
+
+Nobody can pull a simulated cable, so the backend plays the operator of the battery protocol
+(`Operator`): OPERATOR_S after "unplug the phone now" it takes the phone off its charge, and
+puts it back after "replug". That operator leaves the USB link in (docs/spec/plan.md): over
+USB the host still reaches the phone and reads its power, as it does over the network, where
+a real phone over USB would be out of reach. A phone whose cable is out from the start
+(`sim.plugged = false`) has no USB link: over USB it cannot be reached.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from anemon.devices.base import (
     Inspector,
     Installer,
     LaunchRefused,
+    Operator,
     PowerSource,
     Telemetry,
 )
@@ -42,9 +50,11 @@ SIM_UDID = "SIM-00008130"
 one `run` each need their own id: it is their UDID)."""
 UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 REPLUGGED = "plugged back in: pulling what was missed"
+OPERATOR_S = 5.0
+"""The simulated operator unplugs or replugs this long after being asked."""
 
 
-class SimDevice(Installer, PowerSource, Inspector):
+class SimDevice(Installer, PowerSource, Inspector, Operator):
     """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
@@ -59,6 +69,7 @@ class SimDevice(Installer, PowerSource, Inspector):
         network: bool = False,
         power_s: float = 1.0,
         udid: str = SIM_UDID,
+        operator_s: float | None = OPERATOR_S,
     ) -> None:
         self.phone = phone
         self.udid = udid
@@ -69,6 +80,9 @@ class SimDevice(Installer, PowerSource, Inspector):
         self.network = network
         """The host also reaches the phone over the network: unplugged, it still answers."""
         self.power_s = power_s
+        self.operator_s = operator_s
+        """The simulated operator does as asked this long after; None: it does nothing (a
+        test plays the operator)."""
 
     def sync(self) -> None:
         """Bring the phone to the session's present."""
@@ -77,13 +91,9 @@ class SimDevice(Installer, PowerSource, Inspector):
             self.phone.advance(dt)
 
     @property
-    def plugged(self) -> bool:
-        return self.phone.battery.plugged
-
-    @property
     def reachable(self) -> bool:
-        """The host can talk to the phone: on USB, or over the network."""
-        return self.network or self.plugged
+        """The host can talk to the phone: over its USB link, or over the network."""
+        return self.network or self.phone.linked
 
     async def connect(self) -> DeviceInfo:
         os_build = self.phone.config.os_build
@@ -158,6 +168,18 @@ class SimDevice(Installer, PowerSource, Inspector):
         partial.write_bytes(data)
         os.replace(partial, mirror)
         return len(data)
+
+    async def operate(self, plugged: bool) -> str | None:
+        """The battery protocol's operator: the charge back in, or out, OPERATOR_S from now."""
+        if self.operator_s is None:
+            return None
+        self.sync()
+        self.phone.operator_after(self.operator_s, plugged)
+        did = "plugs the phone back in" if plugged else "unplugs the phone"
+        link = (
+            "" if self.network or plugged else " (its USB link stays in: the host still reaches it)"
+        )
+        return f"simulated operator: {did} in {self.operator_s:g} s{link}"
 
     async def close(self) -> None:
         return None
