@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.process_table import running
+
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 30.0
 LINE = (
@@ -189,15 +191,6 @@ def catches(pid: int, sig: signal.Signals) -> bool:
         return False
     caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
     return bool(int(caught.split()[1], 16) >> (sig - 1) & 1)
-
-
-def running(pid: int) -> bool:
-    """Alive and not a zombie (a container's init may not reap an orphan)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.virtual.plist_io import BadRequest, field, read_prefixed
+from anemon.devices.virtual.plist_io import BadRequest, field, prefixed_packet, read_prefixed
 from anemon.sources.lines import LineAssembler
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class OsTraceRelay:
         self, name: object, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         if name == "PidList":
-            writer.write(b"\x01" + _prefixed(self._pid_list()))
+            writer.write(b"\x01" + prefixed_packet(self._pid_list()))
         elif name == "StartActivity":
             await self._stream(pid, reader, writer)
         else:
@@ -212,8 +212,3 @@ class OsTraceRelay:
         async with self._changed:
             self.streams += step
             self._changed.notify_all()
-
-
-def _prefixed(message: dict[str, Any]) -> bytes:
-    payload = plistlib.dumps(message)
-    return struct.pack(">I", len(payload)) + payload
