@@ -88,3 +88,25 @@ def test_summary_of_20000_one_trial_arms_lists_every_arm(tmp_path: Path) -> None
                 line.split()[1] for line in done.stdout.splitlines() if line.startswith("│ arm")
             ]
         assert arms == [arm_name(i) for i in range(20_000)], form
+
+
+def test_the_table_lays_out_no_cell_on_its_own(tmp_path: Path, monkeypatch) -> None:
+    """rich's per-cell layout (`Console.render_lines`, once per cell of its tables) is not
+    asked more for 400 arms than for 100: the table's work per arm is a line's."""
+    calls = []
+    render_lines = Console.render_lines
+
+    def counted(console: Console, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return render_lines(console, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Console, "render_lines", counted)
+    asked = []
+    for arms in (100, 400):
+        log = write_many_arms(tmp_path / f"arms{arms}.log", arms)
+        summaries = summarize(next(load_sessions([log])).session)
+        calls.clear()
+        lines = printed(rich_table(summaries, str(log)), 200).splitlines()
+        assert sum(line.startswith("│ arm") for line in lines) == arms
+        asked.append(len(calls))
+    assert asked[0] == asked[1]
