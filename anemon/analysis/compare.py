@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from rich.table import Table
 
-from anemon.analysis.render import fit_table, fmt, j_per_token, per_round
+from anemon.analysis.render import LinesTable, fit_table, fmt, j_per_token, per_round
 from anemon.analysis.summary import ArmSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.store import Session
@@ -253,7 +253,7 @@ DROP_ORDER = ("Δ J/token", "Δ sust", "retained", "Δ decode", "J/token", "sour
 """The columns a narrow terminal loses first (the arm and the decode mean stay)."""
 
 
-def rich_table(comparison: Comparison, width: int) -> Table:
+def rich_table(comparison: Comparison, width: int) -> LinesTable | Table:
     names = table_columns(comparison)
     notes = [f"Δ: change against {_first(comparison)}"] if comparison.sources else []
     if any(arm.median is not None for arm in comparison.arms):

@@ -88,6 +88,7 @@ def add_trials(session: Session, run: TrialRun) -> None:
             values = np.full(count, float(max(arm.rounds, 1)))
         elif name == "warmup":
             values = fields.get("warmup", np.zeros(count))
+            session.timed_trials += int(np.count_nonzero(values == 0))
         else:
             values = fields.get("app_t" if name == "app_t" else name, missing)
         column.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())

@@ -7,8 +7,9 @@ import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -188,16 +189,23 @@ class SummaryTable:
         """The table at `width`, or the per-arm blocks if the table would say too little."""
         names = table_columns(self.summaries)
         rows = table_rows(self.summaries)
-        shown, widths = fit_columns(names, rows, width, DROP_ORDER)
+        fitted = fit_columns(names, rows, width, DROP_ORDER)
+        shown, widths = fitted
         if widths is None or len(names) - len(shown) > len(names) / 2:
             return arm_blocks(names, rows, title=self.title, notes=self.notes)
-        return self.table(width)
+        return self.table(width, rows, fitted)
 
-    def table(self, width: int) -> Table:
+    def table(
+        self,
+        width: int,
+        rows: Sequence[Sequence[str]] | None = None,
+        fitted: Fitted | None = None,
+    ) -> LinesTable | Table:
+        """The table at `width` (`rows` and their `fit_columns` if they are at hand)."""
         names = table_columns(self.summaries)
         return fit_table(
-            names, table_rows(self.summaries), width, DROP_ORDER,
-            title=self.title, notes=self.notes, left=(names[0], STATUS),
+            names, table_rows(self.summaries) if rows is None else rows, width, DROP_ORDER,
+            title=self.title, notes=self.notes, left=(names[0], STATUS), fitted=fitted,
         )  # fmt: skip
 
     @property
@@ -205,18 +213,32 @@ class SummaryTable:
         return footnotes(self.summaries, self.device)
 
 
+Fitted = tuple[list[int], list[int] | None]
+"""`fit_columns`' answer: the columns shown, and their content widths (None: none fit)."""
+
+
 def fit_columns(
     names: Sequence[str], rows: Sequence[Sequence[str]], width: int, drop_order: Sequence[str]
-) -> tuple[list[int], list[int | None] | None]:
+) -> Fitted:
     """The columns shown (indices into `names`) within `width`, the columns of `drop_order`
     dropped first to last until the rest fit, and their content widths (`_fit`); widths None
-    when not even the columns that are never dropped fit."""
+    when not even the columns that are never dropped fit. Each column's cells are measured
+    once, whatever the tries (a table of 20,000 arms measured them again for each)."""
+
+    @functools.cache
+    def natural(i: int) -> int:
+        return max(_one_line(text) for text in _column(names, rows, i))
+
+    @functools.cache
+    def least(i: int) -> int:
+        return max(_two_lines(text) for text in _column(names, rows, i))
+
     shown = list(range(len(names)))
-    widths = _fit(names, rows, shown, width)
+    widths = _fit(shown, width, natural, least)
     droppable = [names.index(n) for n in drop_order if n in names]
     while widths is None and any(i in shown for i in droppable):
         shown.remove(next(i for i in droppable if i in shown))
-        widths = _fit(names, rows, shown, width)
+        widths = _fit(shown, width, natural, least)
     return shown, widths
 
 
@@ -229,31 +251,136 @@ def fit_table(
     title: str | None = None,
     notes: Sequence[str] = (),
     left: Collection[str] = (),
-) -> Table:
-    """A rich table of `rows` within `width` that never cuts a cell's word or number: cells
-    are broken in two at a space, else the columns of `drop_order` are dropped, first the
-    first, and the caption says which ("not shown (too narrow): ..."), after `notes`. Columns
-    named in `left` are left-justified, the others right. Cells and title are `Text`: names
-    and paths are data, never markup."""
-    shown, widths = fit_columns(names, rows, width, drop_order)
+    fitted: Fitted | None = None,
+) -> LinesTable | Table:
+    """A table of `rows` within `width` that never cuts a cell's word or number: cells are
+    broken in two at a space, else the columns of `drop_order` are dropped, first the first,
+    and the caption says which ("not shown (too narrow): ..."), after `notes`. Columns named
+    in `left` are left-justified, the others right. Cells and title are text: names and paths
+    are data, never markup. `fitted`: `fit_columns`' answer, if it is at hand."""
+    shown, widths = fit_columns(names, rows, width, drop_order) if fitted is None else fitted
     captions = list(notes)
     dropped = [names[i] for i in range(len(names)) if i not in shown]
     if dropped:
         captions.append("not shown (too narrow): " + ", ".join(dropped))
+    if widths is None:  # not even these fit: rich's table squeezes them, folding cells
+        return _squeezed(names, rows, shown, title, captions, left)
+    return LinesTable(
+        tuple(names[i] for i in shown),
+        [[row[i] for i in shown] for row in rows],
+        tuple(widths),
+        tuple(names[i] not in left for i in shown),
+        title=printable(title) if title else None,
+        caption="\n".join(captions) if captions else None,
+    )
+
+
+def _squeezed(
+    names: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    shown: Sequence[int],
+    title: str | None,
+    captions: Sequence[str],
+    left: Collection[str],
+) -> Table:
+    """rich's table of the `shown` columns in a terminal too narrow for them: it folds cells
+    to fit (a table that no terminal this narrow holds many rows of)."""
     table = Table(
         title=Text(printable(title)) if title else None,
         caption=Text("\n".join(captions)) if captions else None,
         header_style="bold",
         caption_justify="left",
     )
-    for i, w in zip(shown, widths or [None] * len(shown), strict=True):
-        table.add_column(  # Text: a header may name a SOURCE (data, never markup)
-            Text(names[i]), justify="left" if names[i] in left else "right", width=w,
-            overflow="fold",
-        )  # fmt: skip
+    for i in shown:
+        table.add_column(Text(names[i]), justify="left" if names[i] in left else "right",
+                         overflow="fold")  # fmt: skip
     for row in rows:
         table.add_row(*(Text(row[i]) for i in shown))
     return table
+
+
+@dataclass(frozen=True, slots=True)
+class LinesTable:
+    """What rich's `Table` prints for cells of plain text in columns of fixed widths (its
+    heavy-head box, a bold header set at the bottom, the title above, centred, and the caption
+    below), made a line at a time: rich lays out every cell as a renderable of its own,
+    ~0.1-0.5 ms each (the table of 20,000 arms took most of a minute)."""
+
+    headers: tuple[str, ...]
+    rows: Sequence[Sequence[str]]
+    widths: tuple[int, ...]
+    """Each column's content width (the cells wrap at a space, else fold, within it)."""
+    right: tuple[bool, ...]
+    """Whether each column is right-justified (else left)."""
+    title: str | None = None
+    caption: str | None = None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = sum(self.widths) + _PAD * len(self.widths) + 1
+        annotation = options.update(width=width, highlight=False, height=None)
+        if self.title:
+            yield from console.render(Text(self.title), annotation.update(justify="center"))
+        bars = ["━" * (w + 2) for w in self.widths]
+        yield from (Segment("┏" + "┳".join(bars) + "┓"), Segment.line())
+        bold = console.get_style("bold")
+        for line in self._lines(self.headers, bottom=True):
+            for cell in line:
+                yield from (Segment("┃"), Segment(cell, bold))
+            yield from (Segment("┃"), Segment.line())
+        yield from (Segment("┡" + "╇".join(bars) + "┩"), Segment.line())
+        for row in self.rows:
+            for line in self._lines(row):
+                yield from (Segment("│" + "│".join(line) + "│"), Segment.line())
+        yield from (Segment("└" + "┴".join("─" * (w + 2) for w in self.widths) + "┘"),
+                    Segment.line())  # fmt: skip
+        if self.caption:
+            yield from console.render(Text(self.caption), annotation.update(justify="left"))
+
+    def _lines(self, row: Sequence[str], bottom: bool = False) -> list[list[str]]:
+        """The row's lines, each a list of padded cells: a cell of fewer lines is blank below
+        (`bottom`: above, as rich sets a header)."""
+        cells = [_wrap(cell, w) for cell, w in zip(row, self.widths, strict=True)]
+        height = max(map(len, cells), default=0)
+        if bottom:
+            cells = [("",) * (height - len(cell)) + cell for cell in cells]
+        return [
+            [f" {_justify(cell[k] if k < len(cell) else '', w, right)} "
+             for cell, w, right in zip(cells, self.widths, self.right, strict=True)]
+            for k in range(height)
+        ]  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _justify(text: str, width: int, right: bool) -> str:
+    pad = " " * max(width - cell_len(text), 0)
+    return pad + text if right else text + pad
+
+
+@functools.lru_cache(maxsize=4096)
+def _wrap(text: str, width: int) -> tuple[str, ...]:
+    """The lines rich wraps plain text into at `width` (overflow "fold"): at spaces, words as
+    long as a line on a line each, longer ones folded; each line of a text's own. Cached: a
+    column repeats its figures ("—", "0") row after row."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            lines.append(line)
+            continue
+        current = ""
+        for word in line.split(" "):
+            joined = f"{current} {word}" if current else word
+            if cell_len(joined) <= width:
+                current = joined
+                continue
+            if current:
+                lines.append(current)
+            while cell_len(word) > width:
+                head = set_cell_size(word, width)
+                lines.append(head)
+                word = word[len(head) :]
+            current = word
+        lines.append(current)
+    return tuple(lines)
 
 
 def arm_blocks(
@@ -294,23 +421,23 @@ _PAD = 3
 
 
 def _fit(
-    names: Sequence[str], rows: Sequence[Sequence[str]], shown: Sequence[int], width: int
-) -> list[int | None] | None:
+    shown: Sequence[int], width: int, widest: Callable[[int], int], least: Callable[[int], int]
+) -> list[int] | None:
     """Content widths for the `shown` columns within `width`, each cell in at most two lines
-    broken at a space (never inside a word or a number); None if that cannot fit. All None
-    (rich's own layout) if every cell fits on one line."""
+    broken at a space (never inside a word or a number); None if that cannot fit. Each
+    column's `widest` cell on one line, and the `least` width that holds each in two."""
     room = width - _PAD * len(shown) - 1
-    natural = [max(_one_line(text) for text in _column(names, rows, i)) for i in shown]
+    natural = [widest(i) for i in shown]
     if sum(natural) <= room:
-        return [None] * len(shown)
-    least = [max(_two_lines(text) for text in _column(names, rows, i)) for i in shown]
-    spare = room - sum(least)
+        return natural
+    fewest = [least(i) for i in shown]
+    spare = room - sum(fewest)
     if spare < 0:
         return None
-    widths: list[int | None] = list(least)
-    for k in sorted(range(len(shown)), key=lambda k: natural[k] - least[k]):
-        grow = min(spare, natural[k] - least[k])  # as many cells on one line as there is room
-        widths[k] = least[k] + grow
+    widths = list(fewest)
+    for k in sorted(range(len(shown)), key=lambda k: natural[k] - fewest[k]):
+        grow = min(spare, natural[k] - fewest[k])  # as many cells on one line as there is room
+        widths[k] = fewest[k] + grow
         spare -= grow
     return widths
 
@@ -321,6 +448,7 @@ def _column(names: Sequence[str], rows: Sequence[Sequence[str]], i: int) -> Iter
         yield row[i]
 
 
+@functools.lru_cache(maxsize=4096)
 def _one_line(text: str) -> int:
     """The width of a cell whose lines (a cell may hold several: one per arm) are not broken."""
     return max(cell_len(line) for line in text.split("\n"))

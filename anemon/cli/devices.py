@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.table import Table
 
+    from anemon.analysis.render import LinesTable
+
 BACKENDS = ("sim", "pymobiledevice3", "devicectl")
 NO_POWER_DEVICECTL = "not readable with devicectl"
 
@@ -183,7 +185,7 @@ class DevicesTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
 
-    def table(self, width: int) -> Table:
+    def table(self, width: int) -> LinesTable | Table:
         from anemon.analysis.render import fit_table
 
         cells = [(r.backend, r.name, r.udid, r.os, *_readings(r)) for r in self.rows]

@@ -12,6 +12,7 @@ from array import array
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from anemon.events import (
@@ -92,6 +93,8 @@ class ArmSeries:
     """Every TRIAL of one arm, column by column, plus what its launches said."""
 
     name: str
+    index: int = 0
+    """Its place in the order the arms were first seen (0 for the first): its colour."""
     columns: dict[str, array] = field(
         default_factory=lambda: {name: array("d") for name in TRIAL_COLUMNS}
     )
@@ -159,6 +162,9 @@ class Session:
     """The host's last word on charging (None: it has not said)."""
     counts: Counter[str] = field(default_factory=Counter)
     warnings: int = 0
+    timed_trials: int = 0
+    """Trials of every arm, warm-ups not counted (kept as they come: a status line of 5,000
+    arms would otherwise add them up arm by arm at every redraw)."""
     phase: PhaseEvent | None = None
     cooldown: CooldownEvent | None = None
     current_arm: str | None = None
@@ -188,8 +194,13 @@ class Session:
     def arm(self, name: str) -> ArmSeries:
         series = self.arms.get(name)
         if series is None:
-            series = self.arms[name] = ArmSeries(name)
+            series = self.arms[name] = ArmSeries(name, len(self.arms))
         return series
+
+    def recent_arms(self, count: int) -> list[ArmSeries]:
+        """The last `count` arms first seen, in the order they were (a view that cannot show
+        thousands of arms shows these; the cost is `count`'s, not the session's)."""
+        return list(islice(reversed(self.arms.values()), count))[::-1]
 
     def add(self, event: Event) -> None:
         self.version += 1
@@ -224,6 +235,7 @@ class Session:
 
     def _on_trial(self, event: TrialEvent) -> None:
         self._record_arm(event).add_trial(event)
+        self.timed_trials += not event.warmup
         self._on_device_state(event)
 
     def _on_idle(self, event: IdleEvent) -> None:

@@ -19,6 +19,7 @@ from anemon.analysis.render import COLUMNS, DROP_ORDER, cells, status_cell
 from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
+from anemon.ui.series import SHOWN_ARMS, left_out, left_out_text
 
 WIDE = tuple(
     name for name in COLUMNS
@@ -169,7 +170,14 @@ class ArmsTable(DataTable, can_focus=False):
         self.fitted = self.picked
         """The picked columns the table's width holds whole (`fit`)."""
         self.rows_shown: dict[str, dict[str, Text]] = {}
-        """Each arm's row as put, every picked column: what a refit puts again."""
+        """Each arm's row as put, every picked column, in the order of the arms: what a refit
+        puts again."""
+        self.changed: dict[str, bool] = {}
+        """The rows to put at the end of `show` (True: a new row), laid out once for all."""
+        self.left_out = 0
+        """The earlier arms not listed (`SHOWN_ARMS`), said in the first row."""
+        self.rebuild = False
+        """Rows left the table: `show` lays every row out again."""
         self.shown: dict[str, _Shown] = {}
         self.samples = PowerSamples()
         self.session_id: int | None = None
@@ -193,10 +201,12 @@ class ArmsTable(DataTable, can_focus=False):
         if not width:
             return self.fitted  # not laid out yet
         rows = list(self.rows_shown.values())
+        note = self.note()
 
         def needs(name: str) -> int:  # the widest cell or header line, and its padding
             lines = header(name).split("\n")
-            return max([*map(len, lines), *(row[name].cell_len for row in rows)]) + 2
+            widest = max([*map(len, lines), *(row[name].cell_len for row in rows)])
+            return max(widest, note.cell_len if name == "arm" else 0) + 2
 
         shown = list(self.picked)
         droppable = [name for name in DROP_ORDER if name in shown]
@@ -204,17 +214,24 @@ class ArmsTable(DataTable, can_focus=False):
             shown.remove(droppable.pop(0))
         return tuple(shown)
 
+    def note(self) -> Text:
+        """The first row's arm cell when arms are left out: how many."""
+        return Text(left_out_text(self.left_out), style="dim", justify="left")
+
     def on_resize(self) -> None:
         self._refit()
 
-    def _refit(self) -> bool:
-        """Lay the table out again if the columns that fit changed; returns whether it did."""
+    def _refit(self, rebuild: bool = False) -> bool:
+        """Lay the table out again if the columns that fit changed (or `rebuild`: the rows
+        did); returns whether it did."""
         fitted = self.fit()
-        if fitted == self.fitted:
+        if fitted == self.fitted and not rebuild:
             return False
         self.fitted = fitted
         self.clear(columns=True)
         self._add_columns()
+        if self.left_out:
+            self.add_row(self.note(), *(Text("") for _ in fitted[1:]))
         for name, row in self.rows_shown.items():
             self.add_row(*(row[column] for column in fitted), key=name)
         return True
@@ -222,18 +239,25 @@ class ArmsTable(DataTable, can_focus=False):
     def show(self, session: Session, *, off_loop: bool = False) -> None:
         """Summarize only the arms that changed (a summary costs milliseconds per 100k trials);
         new host readings alone recompute only the energy figures. `off_loop`: an arm of more
-        than OFF_LOOP_TRIALS trials is summarized in a thread worker, its row put when done."""
+        than OFF_LOOP_TRIALS trials is summarized in a thread worker, its row put when done.
+        Only the latest SHOWN_ARMS arms are listed, the first row saying how many are not."""
         if id(session) != self.session_id:
             self.session_id = id(session)
             self.shown.clear()
             self.pending.clear()
             self.samples = PowerSamples()
             self.rows_shown.clear()
+            self.changed.clear()
+            self.left_out = 0
+            self.rebuild = False
             self.clear()
         self.session = session
         self.samples.update(session.telemetry)
         readings = len(self.samples)
-        for name, arm in session.arms.items():
+        arms = session.recent_arms(SHOWN_ARMS)
+        self._leave_out(left_out(session), {arm.name for arm in arms})
+        for arm in arms:
+            name = arm.name
             key = _arm_key(arm, session)
             known = self.shown.get(name)
             if name in self.pending or (
@@ -249,6 +273,19 @@ class ArmsTable(DataTable, can_focus=False):
                 continue
             spans, summary = summarize(arm, self.samples, known, key)
             self._keep(session, _Summarized(session, name, key, readings, spans, summary))
+        self._put_changed()
+
+    def _leave_out(self, count: int, names: set[str]) -> None:
+        """Forget the arms no longer listed (earlier arms the latest ones pushed out); the
+        rows are laid out again when `show` puts the changes."""
+        if count == self.left_out:
+            return
+        self.left_out = count
+        for name in [name for name in self.rows_shown if name not in names]:
+            del self.rows_shown[name]
+            self.shown.pop(name, None)
+            self.pending.discard(name)
+        self.rebuild = True
 
     def _summarize_off_loop(
         self, session: Session, name: str, arm: ArmSeries, key: _Key, readings: int,
@@ -273,8 +310,8 @@ class ArmsTable(DataTable, can_focus=False):
         if event.state != WorkerState.SUCCESS or not isinstance(result, _Summarized):
             return
         event.stop()
-        if result.session is not self.session:
-            return  # a worker of a session no longer shown
+        if result.session is not self.session or result.name not in self.pending:
+            return  # a worker of a session, or an arm, no longer shown
         self.pending.discard(result.name)
         self._keep(result.session, result)
         self.show(result.session, off_loop=True)
@@ -285,29 +322,36 @@ class ArmsTable(DataTable, can_focus=False):
         key, summary = result.key, result.summary
         self.shown[result.name] = _Shown(key, result.readings, result.spans, summary)
         if known is None or summary != known.summary or known.key[-1] != key[-1]:
-            self._put(result.name, summary, new=known is None, running=key[-1], session=session)
+            self._cells(result.name, summary, running=key[-1], session=session)
+            self.changed.setdefault(result.name, known is None)
 
-    def _put(
-        self, name: str, summary: ArmSummary, new: bool, running: bool, session: Session
-    ) -> None:
+    def _cells(self, name: str, summary: ArmSummary, running: bool, session: Session) -> None:
+        """An arm's row as it will be put (`rows_shown`)."""
         # Text, not str: a DataTable parses str cells as markup, and arm names are data
         row = live_cells(summary)
         if self.reference is not None:
             row[VS_REF] = vs_ref(summary, decode_mean(self.reference, session, name))
-        values = {
+        self.rows_shown[name] = {
             column: arm_cell(summary, running)
             if column == "arm"
             else Text(row[column], justify="right")
             for column in self.picked
         }
-        self.rows_shown[name] = values
-        if self._refit():
+
+    def _put_changed(self) -> None:
+        """Put the rows `show` changed, laid out once (fitting the columns reads every row:
+        once per row, a first show of 5,000 arms held the event loop for minutes)."""
+        changed, self.changed = self.changed, {}
+        rebuild, self.rebuild = self.rebuild, False
+        if not (changed or rebuild) or self._refit(rebuild):
             return
-        if new:
-            self.add_row(*(values[column] for column in self.fitted), key=name)
-            return
-        for column in self.fitted:
-            self.update_cell(name, column, values[column], update_width=True)
+        for name, new in changed.items():
+            values = self.rows_shown[name]
+            if new:
+                self.add_row(*(values[column] for column in self.fitted), key=name)
+                continue
+            for column in self.fitted:
+                self.update_cell(name, column, values[column], update_width=True)
         # Each update_cell leaves every cached render of the table stale (their keys hold its
         # update count), yet they stay until the LRU caches are full: thousands of strips and
         # cells that every full garbage collection walked (a replay's longest collections).

@@ -23,12 +23,29 @@ from anemon.events import (
     RecordEvent,
     ResetEvent,
 )
+from anemon.store import Session
 from anemon.text import printable
 
 
 def column(values: array) -> np.ndarray:
     """A zero-copy numpy view of a Session column (it may grow later: copy before keeping)."""
     return np.frombuffer(values, dtype=np.float64) if len(values) else np.empty(0)
+
+
+SHOWN_ARMS = 50
+"""The arms a chart draws and the arms table lists: the latest this many first seen
+(`Session.recent_arms`). A log normally has 2 to 8 arms and a sweep a few dozen; one of
+thousands (an arm per trial) would hold the event loop for minutes, drawn whole."""
+
+
+def left_out(session: Session) -> int:
+    """How many (earlier) arms the charts and the arms table leave out (`SHOWN_ARMS`)."""
+    return max(len(session.arms) - SHOWN_ARMS, 0)
+
+
+def left_out_text(count: int) -> str:
+    """What a panel says of the arms it leaves out ("" for none)."""
+    return f"{count:,} earlier arm{'' if count == 1 else 's'} not shown" if count else ""
 
 
 LOWEST_STEP = -40

@@ -5,21 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 from rich.text import Text
 from textual.widgets import Static
 
 from anemon.events import RecordEvent, thermal_name
 from anemon.store import Session
-from anemon.ui.series import charging_text, clock, column
+from anemon.ui.series import charging_text, clock
 
 _THERMAL_STYLES = ("green", "yellow", "bold dark_orange", "bold red")
-
-
-def timed_trials(session: Session) -> int:
-    """Trials so far, warm-ups not counted (as in the summary)."""
-    arms = session.arms.values()
-    return sum(len(arm) - int(np.sum(column(arm.columns["warmup"]))) for arm in arms)
 
 
 def thermal_text(value: float | None) -> Text:
@@ -138,7 +131,7 @@ def status_text(
         Text(phase_text(session)),
         Text.assemble("arm ", (session.current_arm or "—", "bold")),
         f"elapsed {clock(elapsed)}",
-        f"trials {timed_trials(session)}",
+        f"trials {session.timed_trials}",
         Text.assemble("thermal ", thermal_text(session.thermal.last())),
         f"battery {'—' if battery is None else f'{battery:.0f} %'}",
         power_text(session, reads_power),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 from textual.color import Color
@@ -15,14 +16,18 @@ from anemon.store import ArmSeries, Session
 from anemon.ui import overlay
 from anemon.ui.charts.axes import MARGIN
 from anemon.ui.overlay import Overlay
-from anemon.ui.series import column, owners, runs
+from anemon.ui.series import SHOWN_ARMS, column, left_out, left_out_text, owners, runs
 from anemon.ui.status import power_state
 
 PALETTE = ("#4fc1ff", "#f28c28", "#b5e853", "#d670d6", "#ffd700", "#ff5f5f", "#00d7af", "#af87ff")
 """One colour per arm, in order of first appearance."""
 NO_ARM = "#8a8a8a"
-"""Power read while no arm runs (cooldowns, between launches)."""
+"""Power read while no arm runs (cooldowns, between launches), or an arm the charts leave out."""
+EARLIER = "earlier arms"
+"""The label of the power read in the spans of the arms the charts leave out."""
 THERMAL = "#ff875f"
+PAIR = "ab"
+"""The side-by-side arm charts (`arm-a`, `arm-b`): the first arm and the second."""
 DIM_TOWARDS = Color.parse("#3a3a3a")
 DIM_BY = 0.55
 """A reference curve (`--overlay`) is its arm's colour this far towards a dark grey: the same
@@ -80,7 +85,7 @@ def _since_start(session: Session, t: np.ndarray) -> np.ndarray:
 
 
 def arm_colour(session: Session, name: str) -> str:
-    return PALETTE[list(session.arms).index(name) % len(PALETTE)]
+    return PALETTE[session.arms[name].index % len(PALETTE)]
 
 
 def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
@@ -93,13 +98,19 @@ def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
 
 
 def trials(session: Session) -> tuple[int, ...]:
-    """The `data` signature of the per-arm charts: how many trials each arm has."""
-    return tuple(len(arm) for arm in session.arms.values())
+    """The `data` signature of the per-arm charts: how many arms, and how many trials each
+    arm they draw has."""
+    return len(session.arms), *(len(arm) for arm in session.recent_arms(SHOWN_ARMS))
 
 
 def per_arm(name: str) -> Callable[[Session], list[Line]]:
-    """One line per arm (warm-ups left out, as in the summary)."""
-    return lambda s: [_arm_line(s, arm, name) for arm in s.arms.values() if len(arm)]
+    """One line per arm (warm-ups left out, as in the summary), of the latest SHOWN_ARMS."""
+    return lambda s: [_arm_line(s, arm, name) for arm in s.recent_arms(SHOWN_ARMS) if len(arm)]
+
+
+def per_arm_title(title: str) -> Callable[[Session], str]:
+    """`title`, and how many arms the chart leaves out, if any."""
+    return lambda s: " · ".join(filter(None, (title, left_out_text(left_out(s)))))
 
 
 def nth_arm(index: int) -> Callable[[Session], list[Line]]:
@@ -120,8 +131,13 @@ def nth_arm(index: int) -> Callable[[Session], list[Line]]:
     return lines
 
 
+def pair(session: Session) -> list[ArmSeries]:
+    """The first two arms: those the side-by-side arm charts draw."""
+    return list(islice(session.arms.values(), len(PAIR)))
+
+
 def longest_arm(session: Session) -> float:
-    ends = [np.nanmax(column(a.columns["app_t"])) for a in session.arms.values() if len(a)]
+    ends = [np.nanmax(column(a.columns["app_t"])) for a in pair(session) if len(a)]
     ends = [e for e in ends if not np.isnan(e)]
     return float(max(ends)) if ends else 0.0
 
@@ -136,7 +152,7 @@ def nth_arm_title(index: int) -> Callable[[Session], str]:
 
 def decode_limits(session: Session) -> tuple[float | None, float | None]:
     """Shared by the side-by-side arm charts, so heights compare."""
-    tops = [np.nanmax(column(a.columns["decode_tps"])) for a in session.arms.values() if len(a)]
+    tops = [np.nanmax(column(a.columns["decode_tps"])) for a in pair(session) if len(a)]
     tops = [t for t in tops if not np.isnan(t)]
     return (0.0, float(max(tops)) * 1.05) if tops else (None, None)
 
@@ -161,12 +177,13 @@ def battery_title(session: Session) -> str:
 
 
 def arm_spans(session: Session) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """When each arm ran: (starts ascending, ends, arm names), one span per launch, from its
+    """When each arm the charts draw ran (the latest SHOWN_ARMS): (starts ascending, ends, arm
+    names), one span per launch, from its
     first trial to its last. The latest launch starts at its START (loading is the arm's too)
     and, while it is the current arm's and no END has come, stays open (its last readings
     come before its next trial)."""
     spans: list[tuple[float, float, str]] = []
-    for arm in session.arms.values():
+    for arm in session.recent_arms(SHOWN_ARMS):
         t, rounds = column(arm.columns["t"]), column(arm.columns["round"])
         mine = [(float(t[r].min()), float(t[r].max()), arm.name) for r in runs(rounds)]
         if arm.start is not None:
@@ -183,8 +200,9 @@ def arm_spans(session: Session) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 def power_lines(session: Session) -> list[Line]:
     """Host power readings, coloured by the arm whose span (`arm_spans`) they fall in, grey
-    outside every span; each stretch starts at the previous one's last reading, so the line
-    runs on unbroken as the colour changes."""
+    outside every span ("earlier arms" before the first, when the charts leave arms out);
+    each stretch starts at the previous one's last reading, so the line runs on unbroken as
+    the colour changes."""
     series = session.power_w
     if not len(series.t):
         return []
@@ -192,12 +210,14 @@ def power_lines(session: Session) -> list[Line]:
     starts, ends, names = arm_spans(session)
     owner = owners(t, starts, ends)
     x = _since_start(session, t)
+    earlier = starts[0] if left_out(session) and len(starts) else -math.inf
     lines = []
     for part in runs(owner):
         joined = slice(max(part.start - 1, 0), part.stop)
         k = int(owner[part.start])
         if k < 0:
-            lines.append(Line(x[joined], watts[joined], NO_ARM, "no arm"))
+            label = EARLIER if t[part.start] < earlier else "no arm"
+            lines.append(Line(x[joined], watts[joined], NO_ARM, label))
         else:
             lines.append(Line(x[joined], watts[joined], arm_colour(session, names[k]), names[k]))
     return lines
@@ -206,7 +226,7 @@ def power_lines(session: Session) -> list[Line]:
 def power_data(session: Session) -> object:
     """What colours the readings (the arms' spans, which arm runs): a reading a second is
     drawn with the next trial, or once the x axis has grown by a column."""
-    ends = tuple((a.rounds, a.end.t if a.end else None) for a in session.arms.values())
+    ends = tuple((a.rounds, a.end.t if a.end else None) for a in session.recent_arms(SHOWN_ARMS))
     return bool(session.power_w.t), trials(session), ends, session.current_arm
 
 
@@ -287,7 +307,7 @@ def nth_arm_chart(index: int) -> ChartSpec:
 
 CHARTS: dict[str, ChartSpec] = {
     "decode": ChartSpec(
-        lambda s: "decode tok/s",
+        per_arm_title("decode tok/s"),
         per_arm("decode_tps"),
         legend=True,
         data=trials,
@@ -302,7 +322,7 @@ CHARTS: dict[str, ChartSpec] = {
         reference=ref_series("power_w"),
     ),
     "prefill": ChartSpec(
-        lambda s: "prefill tok/s",
+        per_arm_title("prefill tok/s"),
         per_arm("prompt_tps"),
         legend=True,
         data=trials,
@@ -331,6 +351,6 @@ CHARTS: dict[str, ChartSpec] = {
         data=latest("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
     ),
-    **{f"arm-{letter}": nth_arm_chart(index) for index, letter in enumerate("ab")},
+    **{f"arm-{letter}": nth_arm_chart(index) for index, letter in enumerate(PAIR)},
 }
 """Chart id → what it shows; the layouts place them by id."""
