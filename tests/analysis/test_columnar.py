@@ -161,3 +161,30 @@ def test_lines_cut_short_in_a_row_and_across_blocks_are_listed_in_line_order(tmp
     numbers = [warning.line for warning in by_column[-1]]
     assert {101, 102, 103, 5001, 9001, 12_000} <= set(numbers)
     assert numbers == sorted(numbers)
+
+
+def test_runs_of_a_few_trials_are_parsed_not_converted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log of one-trial arms (issue 21: thousands of them) converts no column, a run per arm
+    costing more than its lines' parse; a long run still goes by columns. Same results."""
+    from tests.many_arms import write_many_arms
+
+    converted: list[int] = []
+    convert = columnar._convert
+
+    def counted(columns):
+        converted.append(len(next(iter(columns.values()))))
+        return convert(columns)
+
+    monkeypatch.setattr(columnar, "_convert", counted)
+    by_line, by_column = _both(write_many_arms(tmp_path / "arms.log", 50))
+    assert by_line == by_column
+    assert converted == []
+    long_run = tmp_path / "long.log"
+    long_run.write_text("".join(
+        f"TRIAL arm=a trial={n} warmup=0 t={n}.0 decode_tps=50.0 gen=256\n" for n in range(40)
+    ))  # fmt: skip
+    by_line, by_column = _both(long_run)
+    assert by_line == by_column
+    assert converted == [40]
