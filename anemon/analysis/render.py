@@ -502,9 +502,12 @@ def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
 
 def strict_json(value: object) -> str:
     """Strict JSON (no NaN, no Infinity: they become null), indented, one document."""
-    from anemon.recording.codec import finite  # the recordings' codec: not for a table
+    try:  # the common case, all finite: no copy of the whole document first
+        return json.dumps(value, indent=2, allow_nan=False) + "\n"
+    except (ValueError, TypeError):  # a NaN or an infinity; a Mapping that is not a dict
+        from anemon.recording.codec import finite  # the recordings' codec: not for a table
 
-    return json.dumps(finite(value), indent=2, allow_nan=False) + "\n"
+        return json.dumps(finite(value), indent=2, allow_nan=False) + "\n"
 
 
 def to_json(summaries: Sequence[ArmSummary]) -> str:

@@ -132,3 +132,17 @@ def test_json_is_strict_non_finite_figures_are_null() -> None:
         [obj] = json.loads(text, parse_constant=refuse)
         assert (obj["decode_mean"], obj["decode_max"], obj["power_w_mean"]) == (None, None, None)
         assert obj["decode_min"] == arm.decode_min  # finite figures untouched
+
+
+def test_strict_json_makes_every_non_finite_number_null_wherever_it_is() -> None:
+    """Strict JSON has no NaN or Infinity: a summary's figure that is one is null, in lists,
+    tuples and mappings too; a document of finite numbers is written as it is."""
+    from types import MappingProxyType
+
+    from anemon.analysis.render import strict_json
+
+    hostile = {"a": float("nan"), "b": [1.0, float("inf")], "c": (float("-inf"),),
+               "d": MappingProxyType({"e": 2.5})}  # fmt: skip
+    assert json.loads(strict_json(hostile)) == {"a": None, "b": [1.0, None], "c": [None],
+                                                "d": {"e": 2.5}}  # fmt: skip
+    assert strict_json({"x": [1.5, 2]}) == '{\n  "x": [\n    1.5,\n    2\n  ]\n}\n'
