@@ -15,6 +15,14 @@ from anemon.parsing.ranges import FINITE, RANGES, describe, in_range
 from anemon.parsing.values import to_battery_state
 from anemon.text import printable
 
+FORMAT = "anemon-recording"
+"""A recording's header says `"format": FORMAT`: how the reader tells one from a raw log."""
+VERSION = 2
+"""2: a recording that closed normally ends with a `summary` event (version 1 files still read)."""
+SESSION_KIND = "session"
+"""The kind of the line that starts a session appended to an existing recording (`append`):
+the new session's header fields; the reader keeps it as an unknown kind."""
+
 _THERMAL_FIELDS = frozenset({"thermal"})
 _OMIT = frozenset({"source"})
 

@@ -581,7 +581,7 @@ def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
     first = head.split(b"\n", 1)[0].strip()
     if not first.startswith(b"{"):
         return None
-    from anemon.recording.writer import FORMAT, VERSION  # the recorder: only for a recording
+    from anemon.recording.codec import FORMAT, VERSION, shown_with_kind  # recordings only
 
     try:
         header = json.loads(first)
@@ -591,8 +591,6 @@ def _recording_header(head: bytes, path: Path) -> dict[str, Any] | None:
         return None
     version = header.get("version")
     if type(version) is not int:  # true is an int to isinstance; "2" and 2.5 are not versions
-        from anemon.recording.codec import shown_with_kind
-
         found = "missing" if "version" not in header else shown_with_kind(version)
         raise SourceError(
             f"{path}: recording version is {found}, expected an integer; "

@@ -26,21 +26,16 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from anemon import __version__
-from anemon.errors import AnemonError
+from anemon.errors import AnemonError, SourceError
 from anemon.events import Event, PhaseEvent
 from anemon.paths import create_new, not_a_folder, safe_name
-from anemon.recording.codec import to_record
+from anemon.recording.codec import FORMAT, SESSION_KIND, VERSION, to_record
+from anemon.recording.reader import open_source
 from anemon.text import printable
 
 if sys.platform != "win32":
     import fcntl
 
-FORMAT = "anemon-recording"
-VERSION = 2
-"""2: a recording that closed normally ends with a `summary` event (version 1 files still read)."""
-SESSION_KIND = "session"
-"""The kind of the line that starts a session appended to an existing recording (`append`):
-the new session's header fields; the reader keeps it as an unknown kind."""
 DEFAULT_DIR = Path("anemon-recordings")
 MAX_TAKEN = 10_000
 """Default names tried (`-2`, `-3`, ...) before giving up: far more than sessions per second."""
@@ -260,9 +255,6 @@ class Recorder:
     def _join(self, path: Path, file: IO[str]) -> None:
         """Add a session to the (locked) recording `file`; the new events' `t` goes on after
         its last one. (An empty file is a new recording: nothing to join.)"""
-        from anemon.errors import SourceError
-        from anemon.recording.reader import open_source
-
         try:
             reader = open_source(path)
         except SourceError as e:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from anemon.cli import main
-from anemon.recording.writer import VERSION, make_header
+from anemon.recording.codec import VERSION
+from anemon.recording.writer import make_header
 
 HUGE = "9" * 5000
 LOG = (

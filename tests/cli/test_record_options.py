@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from anemon.cli import main
+from anemon.recording.codec import SESSION_KIND
 from anemon.recording.reader import open_source
-from anemon.recording.writer import SESSION_KIND, Recorder
+from anemon.recording.writer import Recorder
 from tests.control.helpers import one_arm
 from tests.recorded import recorded, wait_for
 

@@ -20,7 +20,7 @@ from anemon.devices.base import DeviceError, DeviceGone, PowerSource, Telemetry
 from anemon.devices.pmd3 import Pmd3Device, power_from
 from anemon.devices.pmd3.connection import split_host
 from anemon.devices.pmd3.errors import PairingNeeded
-from anemon.devices.virtual import NetworkLockdownd, VirtualIPhone, service_starts
+from anemon.devices.virtual import NetworkLockdownd, VirtualIPhone
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay
 from anemon.errors import AnemonError
 from anemon.events import Event, GapEvent, MarkerEvent, TelemetryEvent
@@ -149,7 +149,7 @@ async def test_one_diagnostics_connection_for_every_sample(
         telemetry = await either.telemetry()  # the slow poll shares the connection
         await either.close()
     assert telemetry is not None and telemetry.free_gb == 38.5 and telemetry.power_w is not None
-    assert service_starts(phone)[DIAGNOSTICS] == 1
+    assert phone.service_starts[DIAGNOSTICS] == 1
     assert either.power_reader.opened == 1
 
 
@@ -171,7 +171,7 @@ async def test_polling_twice_at_once_shares_the_connection(
         readings = await asyncio.gather(*(pmd3.power() for _ in range(8)), pmd3.telemetry())
         await pmd3.close()
     assert all(r is not None and r.power_w == pytest.approx(4.92) for r in readings)
-    assert service_starts(phone)[DIAGNOSTICS] == 1
+    assert phone.service_starts[DIAGNOSTICS] == 1
 
 
 async def test_a_registry_without_current_or_voltage_gives_no_power(
@@ -233,7 +233,7 @@ async def test_over_the_network_the_cable_can_come_out(
         readings = [await pmd3_network.power() for _ in range(3)]
         await pmd3_network.close()
     assert [r.power_w if r else None for r in readings] == [3.6, 3.6, 3.6]
-    assert service_starts(phone)[DIAGNOSTICS] == 1
+    assert phone.service_starts[DIAGNOSTICS] == 1
 
 
 async def test_off_the_network_is_a_clear_transient_error(
@@ -294,7 +294,7 @@ async def test_the_poller_emits_readings_with_power(
     }
     assert {e.source for e in readings} == {"pymobiledevice3:power"}
     assert readings[0].battery_state == "unplugged"
-    assert service_starts(phone)[DIAGNOSTICS] == 1
+    assert phone.service_starts[DIAGNOSTICS] == 1
 
 
 async def test_a_phone_that_goes_away_is_a_gap_then_recovery(

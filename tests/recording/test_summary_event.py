@@ -17,9 +17,9 @@ from anemon.errors import NoRecordsError
 from anemon.events import MarkerEvent, SummaryEvent, UnknownEvent
 from anemon.feeds.live import LiveFeed, closing_summary
 from anemon.pipeline import Pipeline
-from anemon.recording.codec import from_record, to_record
+from anemon.recording.codec import VERSION, from_record, to_record
 from anemon.recording.reader import open_source
-from anemon.recording.writer import VERSION, Recorder, make_header
+from anemon.recording.writer import Recorder, make_header
 from anemon.store import Session
 from tests.recording.helpers import lines, make_recording, session_events
 

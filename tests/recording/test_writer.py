@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from anemon.events import MarkerEvent, PhaseEvent, TrialEvent
 from anemon.paths import MAX_NAME, safe_name
+from anemon.recording.codec import SESSION_KIND
 from anemon.recording.reader import open_source
 from anemon.recording.writer import (
-    SESSION_KIND,
     Recorder,
     RecordingError,
     default_path,

@@ -14,8 +14,9 @@ import pytest
 
 from anemon.events import MarkerEvent, TrialEvent
 from anemon.recording import writer
+from anemon.recording.codec import SESSION_KIND
 from anemon.recording.reader import open_source
-from anemon.recording.writer import SESSION_KIND, Recorder, RecordingError, make_header
+from anemon.recording.writer import Recorder, RecordingError, make_header
 from tests.recorded import wait_for
 
 

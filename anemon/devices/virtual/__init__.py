@@ -9,7 +9,7 @@ to export.
 """
 
 from anemon.devices.virtual.afc import AfcStats
-from anemon.devices.virtual.lockdownd import NetworkLockdownd, service_starts
+from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
@@ -19,5 +19,4 @@ __all__ = [
     "NetworkLockdownd",
     "VirtualIPhone",
     "VirtualUsbmuxd",
-    "service_starts",
 ]

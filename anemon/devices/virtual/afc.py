@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import struct
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from anemon.devices.virtual.plist_io import ProtocolViolation, prefixed_packet, read_prefixed
-
-if TYPE_CHECKING:
-    from anemon.devices.virtual.phone import VirtualIPhone
+from anemon.devices.virtual.simlike import SimLike
 
 SERVICE_NAME = "com.apple.mobile.house_arrest"
 MAGIC = b"CFA6LPAA"
@@ -61,30 +60,37 @@ class _Handle:
     position: int = 0
 
 
+@dataclass(frozen=True)
 class HouseArrest:
-    def __init__(self, phone: VirtualIPhone) -> None:
-        self.phone = phone
+    """The service for the apps `bundles` of `sim`, on a phone of model `model` whose files'
+    times are `mtime_ns()`; what it hands out is counted in `stats`."""
+
+    sim: SimLike
+    bundles: frozenset[str]
+    model: str
+    mtime_ns: Callable[[], int]
+    stats: AfcStats = field(default_factory=AfcStats)
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         request = await read_prefixed(reader)
         command, bundle = request.get("Command"), request.get("Identifier")
         if command not in ("VendContainer", "VendDocuments"):
             writer.write(prefixed_packet({"Error": "UnknownCommand"}))
-        elif not isinstance(bundle, str) or bundle not in self.phone.bundles:
+        elif not isinstance(bundle, str) or bundle not in self.bundles:
             writer.write(prefixed_packet({"Error": "ApplicationLookupFailed"}))
         else:
             writer.write(prefixed_packet({"Status": "Complete"}))
             await writer.drain()
             root = "Documents" if command == "VendDocuments" else ""
-            await AfcSession(self.phone, str(bundle), root).serve(reader, writer)
+            await AfcSession(self, str(bundle), root).serve(reader, writer)
         await writer.drain()
 
 
 class AfcSession:
     """One vended container: a handle table over the simulator's files."""
 
-    def __init__(self, phone: VirtualIPhone, bundle: str, root: str) -> None:
-        self.phone = phone
+    def __init__(self, house: HouseArrest, bundle: str, root: str) -> None:
+        self.house = house
         self.bundle = bundle
         self.root = root
         self.handles: dict[int, _Handle] = {}
@@ -126,7 +132,7 @@ class AfcSession:
     # -- the container as a tree ---------------------------------------------------------
 
     def _files(self) -> dict[str, bytes]:
-        return dict(self.phone.sim.container_files(self.bundle))
+        return dict(self.house.sim.container_files(self.bundle))
 
     def _path(self, path: str) -> str:
         joined = posixpath.normpath(posixpath.join(self.root, path.lstrip("/")))
@@ -145,7 +151,7 @@ class AfcSession:
             kind, size = "S_IFDIR", 64
         else:
             return _status(OBJECT_NOT_FOUND)
-        mtime = str(int(self.phone.sim_mtime_ns()))
+        mtime = str(int(self.house.mtime_ns()))
         info = {
             "st_size": str(size),
             "st_blocks": str((size + 511) // 512),
@@ -165,7 +171,7 @@ class AfcSession:
             return _status(OBJECT_NOT_FOUND)
         handle, self.next_handle = self.next_handle, self.next_handle + 1
         self.handles[handle] = _Handle(path)
-        self.phone.afc_stats.opens += 1
+        self.house.stats.opens += 1
         return OP_FILE_OPEN_RES, struct.pack("<Q", handle)
 
     def _seek(self, payload: bytes) -> tuple[int, bytes]:
@@ -186,13 +192,13 @@ class AfcSession:
         handle_id, size = struct.unpack_from("<QQ", payload)
         handle = self.handles[handle_id]
         try:
-            sim = self.phone.sim
+            sim = self.house.sim
             data = sim.read_container_file(self.bundle, handle.path, handle.position, size)
         except FileNotFoundError:
             return _status(OBJECT_NOT_FOUND)
         handle.position += len(data)
-        self.phone.afc_stats.reads += 1
-        self.phone.afc_stats.bytes_read += len(data)
+        self.house.stats.reads += 1
+        self.house.stats.bytes_read += len(data)
         return OP_DATA, data
 
     def _read_dir(self, raw: str) -> tuple[int, bytes]:
@@ -205,9 +211,9 @@ class AfcSession:
         return OP_DATA, b"".join(n.encode() + b"\0" for n in [".", "..", *names])
 
     def _device_info(self) -> tuple[int, bytes]:
-        t = self.phone.sim.telemetry()
+        t = self.house.sim.telemetry()
         info: dict[str, Any] = {
-            "Model": self.phone.product_type,
+            "Model": self.house.model,
             "FSTotalBytes": int(t.total_bytes),
             "FSFreeBytes": int(t.free_bytes),
             "FSBlockSize": 4096,

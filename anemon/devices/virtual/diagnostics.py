@@ -3,21 +3,21 @@ simulator (its power model: anemon/simulator/power.py, battery.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from anemon.devices.virtual.plist_io import PlistService
-
-if TYPE_CHECKING:
-    from anemon.devices.virtual.phone import VirtualIPhone
 
 SERVICE_NAME = "com.apple.mobile.diagnostics_relay"
 
 
 class DiagnosticsRelay(PlistService):
+    """Reads the battery through `telemetry` (the simulator's `telemetry()`: `SimLike`)."""
+
     closing_request = "Goodbye"
 
-    def __init__(self, phone: VirtualIPhone) -> None:
-        self.phone = phone
+    def __init__(self, telemetry: Callable[[], Any]) -> None:
+        self.telemetry = telemetry
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         name = request.get("Request")
@@ -32,7 +32,7 @@ class DiagnosticsRelay(PlistService):
     def power_source(self) -> dict[str, Any]:
         """The simulator's battery as IOKit reports it: |InstantAmperage| x Voltage is the
         phone's power while unplugged, the charge current (positive) while charging."""
-        t = self.phone.sim.telemetry()
+        t = self.telemetry()
         percent = round(t.battery_percent)
         capacity = int(t.capacity_mah)
         return {

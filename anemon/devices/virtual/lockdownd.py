@@ -6,7 +6,7 @@ by a `Connect` to port 62078) a started service gets a one-shot virtual port tha
 then reaches through usbmuxd's Connect. Over the network (`NetworkLockdownd`, what a paired
 phone with Wi-Fi connections on serves) lockdownd listens on a loopback TCP port of its own and
 each started service on a one-shot loopback TCP port, which pymobiledevice3's TCP lockdown
-client connects to directly. Every StartService is counted per phone (`service_starts`).
+client connects to directly. Every StartService is counted on the phone (`service_starts`).
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import weakref
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from anemon.devices.virtual.plist_io import BadRequest, PlistService, field
 from anemon.devices.virtual.server import LOOPBACK, Handler, LoopbackServer
-
-if TYPE_CHECKING:
-    from anemon.devices.virtual.phone import VirtualIPhone
+from anemon.devices.virtual.simlike import SimLike
 
 LOCKDOWN_PORT = 62078
 DISK_USAGE = "com.apple.disk_usage"
@@ -32,21 +29,34 @@ ACCEPT_S = 30.0
 """How long a started service's one-shot TCP port waits for the client to connect."""
 
 log = logging.getLogger(__name__)
-_STARTS: weakref.WeakKeyDictionary[Any, Counter[str]] = weakref.WeakKeyDictionary()
 
 
-def service_starts(phone: VirtualIPhone) -> Counter[str]:
-    """How many times each service was started on `phone` (over usbmuxd and the network)."""
-    return _STARTS.setdefault(phone, Counter())
+class Phone(Protocol):
+    """What lockdownd needs of the phone (`phone.VirtualIPhone`)."""
+
+    sim: SimLike
+    """Read for the disk and battery domains."""
+    service_starts: Counter[str]
+    """How many times each service was started (over usbmuxd and the network alike)."""
+
+    def device_values(self) -> dict[str, Any]:
+        """The values of no domain: UniqueDeviceID, DeviceName, ProductVersion, ..."""
+        ...
+
+    def service_handler(self, name: str) -> Handler | None:
+        """The handler of a service the phone runs (None: it has none of that name)."""
+        ...
+
+    def open_port(self, handler: Handler) -> int:
+        """A one-shot device port behind usbmuxd for a started service."""
+        ...
 
 
 class Lockdownd(PlistService):
     """One phone's lockdownd; `open_port` gives a started service its port (default: a
     virtual port behind usbmuxd)."""
 
-    def __init__(
-        self, phone: VirtualIPhone, open_port: Callable[[Handler], int] | None = None
-    ) -> None:
+    def __init__(self, phone: Phone, open_port: Callable[[Handler], int] | None = None) -> None:
         self.phone = phone
         self._open_port = open_port or phone.open_port
 
@@ -107,7 +117,7 @@ class Lockdownd(PlistService):
         if handler is None:
             # What a real phone says for DVT without the developer disk image, or on iOS 17+.
             return {"Error": "InvalidService"}
-        service_starts(self.phone)[service] += 1
+        self.phone.service_starts[service] += 1
         return {"Service": service, "Port": self._open_port(handler)}
 
 
@@ -122,7 +132,7 @@ class NetworkLockdownd(LoopbackServer):
     _log = log
     _log_label = "virtual iPhone (network)"
 
-    def __init__(self, phone: VirtualIPhone) -> None:
+    def __init__(self, phone: Phone) -> None:
         super().__init__()
         self.phone = phone
         self.online = True

@@ -22,15 +22,13 @@ import plistlib
 import posixpath
 import struct
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from anemon.devices.virtual.plist_io import BadRequest, field, prefixed_packet, read_prefixed
+from anemon.devices.virtual.simlike import SimLike
 from anemon.sources.lines import LineAssembler
-
-if TYPE_CHECKING:
-    from anemon.devices.virtual.phone import VirtualIPhone
 
 SERVICE_NAME = "com.apple.os_trace_relay"
 ALL_PIDS = -1
@@ -118,14 +116,14 @@ def _uuid(text: str) -> bytes:
 class BenchLog:
     """The new complete lines of one container log, from where it stood when the stream began."""
 
-    def __init__(self, phone: VirtualIPhone, bundle: str, path: str) -> None:
-        self.phone, self.bundle, self.path = phone, bundle, path
-        current = bytes(phone.sim.container_files(bundle).get(path, b""))
+    def __init__(self, sim: SimLike, bundle: str, path: str) -> None:
+        self.sim, self.bundle, self.path = sim, bundle, path
+        current = bytes(sim.container_files(bundle).get(path, b""))
         self._offset = current.rfind(b"\n") + 1  # a line being written when it began is new
         self._lines = LineAssembler()
 
     def new_lines(self) -> list[str]:
-        data = bytes(self.phone.sim.container_files(self.bundle).get(self.path, b""))
+        data = bytes(self.sim.container_files(self.bundle).get(self.path, b""))
         if len(data) < self._offset:  # another log took its place: all of it is new
             self._offset, self._lines = 0, LineAssembler()
         new, self._offset = data[self._offset :], len(data)
@@ -133,10 +131,23 @@ class BenchLog:
 
 
 class OsTraceRelay:
-    """`com.apple.os_trace_relay`: StartActivity streams, PidList; counts open streams."""
+    """`com.apple.os_trace_relay`: StartActivity streams, PidList; counts open streams. The app
+    `process` logs each line of the container file `log` of every app of `bundles` on `sim`,
+    at the phone's time `mtime_ns()`, looked at every `poll_s`."""
 
-    def __init__(self, phone: VirtualIPhone, log: str, process: str, poll_s: float) -> None:
-        self.phone = phone
+    def __init__(
+        self,
+        sim: SimLike,
+        bundles: frozenset[str],
+        mtime_ns: Callable[[], int],
+        *,
+        log: str,
+        process: str,
+        poll_s: float,
+    ) -> None:
+        self.sim = sim
+        self.bundles = bundles
+        self.mtime_ns = mtime_ns
         self.log = log
         self.process = bench_process(process)
         self.poll_s = poll_s
@@ -178,7 +189,7 @@ class OsTraceRelay:
     async def _stream(
         self, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        logs = [BenchLog(self.phone, bundle, self.log) for bundle in sorted(self.phone.bundles)]
+        logs = [BenchLog(self.sim, bundle, self.log) for bundle in sorted(self.bundles)]
         writer.write(reply({"Status": "RequestSuccessful"}))
         hello = Entry(SPRINGBOARD, "console stream started")
         self._send(writer, [hello], pid)
@@ -203,7 +214,7 @@ class OsTraceRelay:
             yield Entry(SPRINGBOARD, line)  # same text, other process: filtering must drop it
 
     def _send(self, writer: asyncio.StreamWriter, entries: Iterable[Entry], pid: int) -> None:
-        seconds = self.phone.sim_mtime_ns() / 1e9
+        seconds = self.mtime_ns() / 1e9
         for entry in entries:
             if pid in (ALL_PIDS, entry.process.pid):
                 writer.write(chunk(entry, seconds=seconds))

@@ -7,9 +7,10 @@ phones, with distinct UDIDs, behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is
 unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
 back in.
 
-The simulator (`anemon.simulator.SimulatedIPhone` or anything with `telemetry()`,
-`container_files(bundle)` and `read_container_file(bundle, path, offset, size)`) is driven by
-whoever owns it: the servers only read it, from the event loop they run in.
+The simulator (`anemon.simulator.SimulatedIPhone` or anything `SimLike`) is driven by whoever
+owns it: the servers only read it, from the event loop they run in. Each service is given what
+it needs (the simulator and plain values, or the narrow `Phone` protocol lockdownd and usbmuxd
+declare), never this whole object: the services sit below it.
 """
 
 from __future__ import annotations
@@ -18,32 +19,22 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
 from anemon.devices.virtual import afc, diagnostics, os_trace
 from anemon.devices.virtual.afc import AfcStats, HouseArrest
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
 from anemon.devices.virtual.os_trace import OsTraceRelay
-from anemon.devices.virtual.server import Handler, LoopbackServer, _cut
+from anemon.devices.virtual.server import Handler, LoopbackServer, cut
+from anemon.devices.virtual.simlike import SimLike
 from anemon.devices.virtual.usbmuxd import Usbmuxd
 
 DEFAULT_UDID = "00008120-000A11CE5EED0001"
 FIRST_SERVICE_PORT = 49152
 log = logging.getLogger(__name__)
-
-
-class SimLike(Protocol):
-    """What the servers read from the simulated phone. `telemetry()` gives the fields of
-    `anemon.simulator.PhoneTelemetry`: battery_percent, charging, plugged, temperature_c,
-    free_bytes, total_bytes, power_w, amperage_ma, voltage_mv, capacity_mah."""
-
-    def telemetry(self) -> Any: ...
-
-    def container_files(self, bundle: str) -> Any: ...
-
-    def read_container_file(self, bundle: str, path: str, offset: int, size: int) -> bytes: ...
 
 
 class VirtualIPhone(LoopbackServer):
@@ -78,7 +69,8 @@ class VirtualIPhone(LoopbackServer):
         self.device_id = 1
         self.system_buid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"anemon-virtual:{udid}")).upper()
         self.attached = True
-        self.afc_stats = AfcStats()
+        self.service_starts: Counter[str] = Counter()
+        """How many times each service was started (over usbmuxd and the network)."""
         self._host_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "anemon-virtual-host")).upper()
         self._born_ns = time.time_ns()
         self._ports: dict[int, Handler] = {}
@@ -86,11 +78,14 @@ class VirtualIPhone(LoopbackServer):
         self._device_writers: set[asyncio.StreamWriter] = set()
         self._usbmuxd = Usbmuxd([self], self.system_buid)
         self._lockdownd = Lockdownd(self)
+        house_arrest = HouseArrest(sim, self.bundles, product_type, self.sim_mtime_ns)
+        self.afc_stats: AfcStats = house_arrest.stats
         # The app "logs" each line of `console_log` (in every bundle) as process `console_process`.
-        self.os_trace = OsTraceRelay(self, console_log, console_process, console_poll_s)
+        self.os_trace = OsTraceRelay(sim, self.bundles, self.sim_mtime_ns, log=console_log,
+                                     process=console_process, poll_s=console_poll_s)  # fmt: skip
         self._services: dict[str, Handler] = {
-            diagnostics.SERVICE_NAME: DiagnosticsRelay(self).serve,
-            afc.SERVICE_NAME: HouseArrest(self).serve,
+            diagnostics.SERVICE_NAME: DiagnosticsRelay(sim.telemetry).serve,
+            afc.SERVICE_NAME: house_arrest.serve,
             os_trace.SERVICE_NAME: self.os_trace.serve,
         }
 
@@ -106,7 +101,7 @@ class VirtualIPhone(LoopbackServer):
         self.attached = False
         self._ports.clear()
         for writer in list(self._device_writers):
-            _cut(writer)
+            cut(writer)
 
     def attach(self) -> None:
         self.attached = True

@@ -92,7 +92,7 @@ class LoopbackServer:
     ) -> None:
         """Serve one connection with `handler`, tracked until it ends, then cut."""
         if not self._admit():
-            _cut(writer)
+            cut(writer)
             return
         self._writers.add(writer)
         try:
@@ -107,14 +107,14 @@ class LoopbackServer:
         finally:
             self._writers.discard(writer)
             self._forget(writer)
-            _cut(writer)
+            cut(writer)
 
     def _cut_all(self) -> None:
         for writer in list(self._writers):
-            _cut(writer)
+            cut(writer)
 
 
-def _cut(writer: asyncio.StreamWriter) -> None:
+def cut(writer: asyncio.StreamWriter) -> None:
     """Close at once, without flushing: what a pulled cable or a dropped network link does."""
     with contextlib.suppress(Exception):
         writer.transport.abort()

@@ -14,19 +14,40 @@ import logging
 import plistlib
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from anemon.devices.virtual.plist_io import BadRequest, field, read_usbmux, usbmux_packet
-from anemon.devices.virtual.server import LoopbackServer
-
-if TYPE_CHECKING:
-    from anemon.devices.virtual.phone import VirtualIPhone
+from anemon.devices.virtual.server import Handler, LoopbackServer
 
 RESULT_OK = 0
 RESULT_BADCOMMAND = 1
 RESULT_BADDEV = 2
 RESULT_CONNREFUSED = 3
 log = logging.getLogger(__name__)
+
+
+class Phone(Protocol):
+    """What usbmuxd needs of a phone it lists (`phone.VirtualIPhone`)."""
+
+    udid: str
+    device_id: int
+    """The number usbmuxd lists it by (`VirtualUsbmuxd` numbers its phones)."""
+    attached: bool
+    """On the cable: listed, and reachable by Connect."""
+
+    def pair_record(self) -> dict[str, Any]: ...
+
+    def take_port(self, port: int) -> Handler | None:
+        """The handler of a device port (lockdownd, or a started service's one-shot port)."""
+        ...
+
+    def track(self, writer: asyncio.StreamWriter) -> None:
+        """A connection is the device's from now on: an unplug cuts it."""
+        ...
+
+    def untrack(self, writer: asyncio.StreamWriter) -> None:
+        """A connection to the device is over."""
+        ...
 
 
 def _swap16(value: int) -> int:
@@ -38,7 +59,7 @@ class Usbmuxd:
     """The protocol for `phones` (each with its own `device_id`), answering `ReadBUID` with
     `buid`; `serve` is the per-connection handler."""
 
-    def __init__(self, phones: Sequence[VirtualIPhone], buid: str) -> None:
+    def __init__(self, phones: Sequence[Phone], buid: str) -> None:
         self.phones = tuple(phones)
         self.buid = buid
 
@@ -112,7 +133,7 @@ class VirtualUsbmuxd(LoopbackServer):
     _log = log
     _log_label = "virtual usbmuxd"
 
-    def __init__(self, phones: Iterable[VirtualIPhone]) -> None:
+    def __init__(self, phones: Iterable[Phone]) -> None:
         super().__init__()
         self.phones = tuple(phones)
         udids = [phone.udid for phone in self.phones]
@@ -143,7 +164,7 @@ def _connect_target(request: dict[str, Any]) -> tuple[int | None, int] | None:
     return field(request, "DeviceID", int, None), _swap16(field(request, "PortNumber", int, 0))
 
 
-def _attached(phone: VirtualIPhone) -> dict[str, Any]:
+def _attached(phone: Phone) -> dict[str, Any]:
     properties = {
         "SerialNumber": phone.udid,
         "ConnectionType": "USB",
