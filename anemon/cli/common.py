@@ -13,6 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from anemon.errors import AnemonError
+from anemon.signals import SIGNALS as HELD
 from anemon.text import printable
 
 if TYPE_CHECKING:
@@ -22,10 +23,6 @@ if TYPE_CHECKING:
 
 INTERRUPTED = 130
 """Exit status when the operator stopped a command (Ctrl-C, SIGTERM, SIGHUP, the abort key)."""
-HELD = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""The signals that end a command (anemon.feeds.lifecycle.SIGNALS, without importing asyncio)."""
 
 
 class SignalHolder:

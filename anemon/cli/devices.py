@@ -1,8 +1,9 @@
 """`anemon devices [--backend KIND|all] [--json]`: attached devices and what the host reads.
 
 Per device: name, udid, OS, battery %, charging, battery temperature, device power, free and
-total disk. devicectl reads none of these; for power, the table's column and the JSON's
-`power_note` say so ("not readable with devicectl"). With `all`, a backend that cannot answer
+total disk, as each backend's lister (`anemon.devices.Backend.list_attached`) reports them.
+devicectl reads none of these; for power, the table's column and the JSON's `power_note` say
+so ("not readable with devicectl"). With `all`, a backend that cannot answer
 (no usbmuxd, no xcrun) is reported as unavailable instead of failing the command; asked for by
 name, its error is the command's error. At the terminal's width no name, udid or number is
 cut: the least important columns are dropped first and named under the table.
@@ -17,7 +18,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from anemon.cli.common import write_stdout
-from anemon.devices.base import DeviceError, DeviceInfo, Telemetry
+from anemon.devices import BACKENDS, DEVICE_KINDS, reads_power
+from anemon.devices.base import DeviceError, DeviceReport, Telemetry
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -25,8 +27,9 @@ if TYPE_CHECKING:
 
     from anemon.analysis.render import LinesTable
 
-BACKENDS = ("sim", "pymobiledevice3", "devicectl")
-NO_POWER_DEVICECTL = "not readable with devicectl"
+LISTED = tuple(sorted(DEVICE_KINDS, key=lambda kind: not reads_power(kind)))
+"""In the order the command lists them: the backends that read the phone first (devicectl
+reads nothing of it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +62,14 @@ class BackendResult:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("devices", help="attached devices and what the host can read")
-    parser.add_argument("--backend", choices=(*BACKENDS, "all"), default="all", metavar="KIND",
-                        help=f"{', '.join(BACKENDS)} or all (default: all)")  # fmt: skip
+    parser.add_argument("--backend", choices=(*LISTED, "all"), default="all", metavar="KIND",
+                        help=f"{', '.join(LISTED)} or all (default: all)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    kinds = BACKENDS if args.backend == "all" else (args.backend,)
+    kinds = LISTED if args.backend == "all" else (args.backend,)
     import asyncio  # here: `anemon --help` builds this parser without asyncio
 
     results = asyncio.run(collect(kinds))
@@ -85,57 +88,15 @@ async def collect(kinds: tuple[str, ...]) -> list[BackendResult]:
 
 async def _collect(kind: str) -> BackendResult:
     try:
-        rows = await LISTERS[kind]()
+        reports = await BACKENDS[kind].list_attached()
     except (DeviceError, OSError) as e:
         return BackendResult(kind, [], str(e))
-    return BackendResult(kind, rows)
+    power_note = "" if reads_power(kind) else f"not readable with {kind}"
+    return BackendResult(kind, [_row(report, power_note) for report in reports])
 
 
-# -- the backends -------------------------------------------------------------------------------
-
-
-async def _sim() -> list[DeviceRow]:
-    from anemon.devices.sim import host_reading
-    from anemon.simulator import SimConfig, SimulatedIPhone
-
-    config = SimConfig()
-    info = DeviceInfo("sim", "sim", "Simulated iPhone", f"simulated ({config.os_build})")
-    return [_row(info, host_reading(SimulatedIPhone(config)))]
-
-
-async def _pmd3() -> list[DeviceRow]:
-    from anemon.devices.pmd3 import list_attached
-
-    return [_row(r.info, r.telemetry, r.error) for r in await list_attached()]
-
-
-async def _devicectl() -> list[DeviceRow]:
-    try:
-        from anemon.devices.devicectl import Devicectl
-    except ImportError:
-        raise DeviceError("the devicectl backend is not installed") from None
-    lister = Devicectl()
-    try:
-        devices = await lister.list_devices()
-    finally:
-        await lister.close()
-    rows = []
-    for d in devices:
-        info = DeviceInfo("devicectl", d.udid or d.identifier, d.name, d.os_version, d.product_type)
-        rows.append(
-            _row(info, None, "devicectl reads no battery, temperature, disk or power",
-                 power_note=NO_POWER_DEVICECTL)
-        )  # fmt: skip
-    return rows
-
-
-LISTERS = {"sim": _sim, "pymobiledevice3": _pmd3, "devicectl": _devicectl}
-
-
-def _row(
-    info: DeviceInfo, t: Telemetry | None, error: str = "", *, power_note: str = ""
-) -> DeviceRow:
-    t = t or Telemetry()
+def _row(report: DeviceReport, power_note: str) -> DeviceRow:
+    info, t = report.info, report.telemetry or Telemetry()
     return DeviceRow(
         backend=info.kind,
         name=info.name,
@@ -149,7 +110,7 @@ def _row(
         power_w=None if t.power_w is None else round(t.power_w, 3),
         free_gb=None if t.free_gb is None else round(t.free_gb, 2),
         total_gb=None if t.total_gb is None else round(t.total_gb, 2),
-        error=error,
+        error=report.error,
         power_note=power_note,
     )
 

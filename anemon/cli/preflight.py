@@ -11,13 +11,12 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anemon.devices import REAL_KINDS
+from anemon.devices import DEVICE_KINDS
 
 if TYPE_CHECKING:
     from anemon.control.plan import Plan
     from anemon.control.preflight import Preflight
 
-DEVICE_KINDS = ("sim", *REAL_KINDS)
 FAILED = 1
 
 

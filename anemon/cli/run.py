@@ -29,7 +29,7 @@ from anemon.cli.common import (
     serve_metrics,
     speed,
 )
-from anemon.devices import REAL_KINDS
+from anemon.devices import DEVICE_KINDS
 from anemon.errors import AnemonError
 from anemon.text import printable
 
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from anemon.metrics import Exporter
     from anemon.recording.writer import Recorder
 
-DEVICE_KINDS = ("sim", *REAL_KINDS)
 DASHBOARD_MAX_SPEED = 600.0
 """`--speed max` under the dashboard: it needs real time, so "max" is a large factor."""
 

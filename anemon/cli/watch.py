@@ -20,7 +20,8 @@ from anemon.cli.common import (
     poll_seconds,
     serve_metrics,
 )
-from anemon.devices import CONNECTIONS, REAL_KINDS
+from anemon.devices import BACKENDS, REAL_KINDS
+from anemon.devices.base import CONNECTIONS
 from anemon.errors import AnemonError
 from anemon.paths import same_file
 from anemon.text import printable
@@ -122,8 +123,9 @@ def _check(args: argparse.Namespace) -> None:
     if args.connect == "usb" and args.host:
         raise AnemonError("--host is for --connect network (usb goes through usbmuxd)")
     args.connect = args.connect or ("network" if args.host else "usb")
-    if args.connect == "network" and args.device != "pymobiledevice3":
-        raise AnemonError("--connect network / --host need --device pymobiledevice3")
+    networked = [kind for kind in REAL_KINDS if "network" in BACKENDS[kind].connections]
+    if args.connect == "network" and args.device not in networked:
+        raise AnemonError(f"--connect network / --host need --device {' or '.join(networked)}")
     if args.connect == "network" and not args.host:
         raise AnemonError("--connect network needs --host H: the iPhone's address (HOST[:PORT])")
     if args.device:
@@ -176,14 +178,15 @@ def _mirror_feed(args: argparse.Namespace) -> MirrorFeed:
 def _device_feed(args: argparse.Namespace) -> OnDevice:
     import tempfile
 
-    from anemon.devices import real_device
+    from anemon.clock import RealClock
+    from anemon.devices import backend
+    from anemon.devices.base import DeviceSpec
     from anemon.feeds.device import ConsoleFeed, DeviceFeed
     from anemon.paths import safe_name
 
-    device = real_device(
-        args.device, args.id, poll_s=args.poll or 2.0,
-        connect=args.connect, host=args.host, power_s=args.power_s,
-    )  # fmt: skip
+    spec = DeviceSpec(args.device, args.id, poll_s=args.poll or 2.0, connect=args.connect,
+                      host=args.host, power_s=args.power_s)  # fmt: skip
+    device = backend(args.device).make(spec, RealClock())
     if args.console:
         source = f"{args.device}:{args.bundle}/console:{args.console}"
         return ConsoleFeed(device, args.bundle, args.console, _pipeline(args, args.console, source))

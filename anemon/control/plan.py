@@ -19,16 +19,18 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from anemon.control.toml_lines import key_at, locate
+from anemon.devices import DEVICE_KINDS
+from anemon.devices.base import CONNECTIONS, DeviceError, DeviceSpec
 from anemon.errors import AnemonError
 from anemon.text import printable
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from anemon.simulator import SimConfig
+
 THERMAL_UNTIL = ("nominal", "fair", "serious", "none")
-DEVICE_KINDS = ("sim", "devicectl", "pymobiledevice3")
 PROTOCOLS = ("sustain", "ab")
-CONNECTIONS = ("usb", "network")
 BATTERY_PROTOCOLS = ("any", "unplugged", "plugged")
 ON_ERROR = ("abort", "next-arm")
 FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
@@ -44,21 +46,6 @@ class PlanError(AnemonError):
     """The plan cannot be run as written; nothing was started."""
 
     title = "Bad plan"
-
-
-@dataclass(frozen=True)
-class DeviceSpec:
-    kind: str = "sim"
-    id: str = ""
-    """UDID or name; empty = the only attached device."""
-    poll_s: float = 2.0
-    """How often the container log is pulled where the backend copies whole files."""
-    connect: str = "usb"
-    """pymobiledevice3: "usb", or "network" (Wi-Fi lockdown: the cable can be out)."""
-    host: str = ""
-    """The phone's address for connect = "network" ("" = find it)."""
-    power_s: float = 1.0
-    """How often device power (battery current x voltage) is read."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +146,7 @@ class SimSpec:
 class Plan:
     tag: str
     arms: tuple[ArmSpec, ...]
-    device: DeviceSpec = DeviceSpec()
+    device: DeviceSpec = field(default_factory=DeviceSpec)
     app: AppSpec = AppSpec()
     protocol: ProtocolSpec = ProtocolSpec()
     cooldown: CooldownSpec = CooldownSpec()
@@ -193,6 +180,44 @@ class Plan:
 
 def _fields(obj: DataclassInstance) -> dict[str, Any]:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+# -- what the device is built from --------------------------------------------------------------
+
+
+def device_spec(plan: Plan) -> DeviceSpec:
+    """What the plan's backend is built from (`anemon.devices.Backend.make`): its `[device]`
+    table; for the simulator with its `[sim]` setup and the app (`SimDeviceSpec`), so the
+    backend never reads a plan."""
+    if plan.device.kind != "sim":
+        return plan.device
+    from anemon.devices.sim import SimDeviceSpec
+
+    try:
+        config = sim_config(plan)
+    except ValueError as e:  # a plan built in code, unchecked: what the reader would have said
+        raise DeviceError(f"simulator: {e}") from e
+    return SimDeviceSpec(**_fields(plan.device), bundle=plan.app.bundle, config=config)
+
+
+def sim_config(plan: Plan) -> SimConfig:
+    """The SimConfig a plan's [sim] section describes (arms keyed by their names, AB_ARM)."""
+    from anemon.simulator import SimArmConfig, SimConfig
+
+    arms = {
+        arm.name: SimArmConfig(
+            profile=spec.profile,
+            fault=spec.fault,
+            fault_at_s=spec.fault_at_s,
+            fault_count=spec.fault_count,
+            power_w=spec.power_w,
+        )
+        for arm in plan.arms
+        if (spec := plan.sim.arms.get(arm.name)) is not None
+    }
+    sim = plan.sim
+    return SimConfig(start_thermal=sim.start_thermal, plugged=sim.plugged, free_gb=sim.free_gb,
+                     arms=arms)  # fmt: skip
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -1,57 +1,102 @@
 """Devices: one interface (base.py), one subpackage per backend, each holding its connection
 in one object: sim/ (the simulated phone), devicectl/ (`Devicectl`), pmd3/ (`Pmd3Connection`);
-pulled.py is the follow sim and devicectl share; virtual/ is the virtual iPhone for pmd3."""
+pulled.py is the follow sim and devicectl share; virtual/ is the virtual iPhone for pmd3.
+
+This module is the registry of backends: `BACKENDS`, kind → `Backend` (its factory, its
+lister, what it reads, which connections it takes). Every command and the plan reader ask it;
+a backend's package is imported only when that backend is used (pymobiledevice3 is slow to
+import: `anemon --help` must not pay for it).
+"""
 
 from __future__ import annotations
 
-from anemon.devices.base import Device
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol
+
+from anemon.devices.base import CONNECTIONS, Device, DeviceReport, DeviceSpec
 from anemon.errors import AnemonError
 
-REAL_KINDS = ("devicectl", "pymobiledevice3")
-POWER_KINDS = frozenset({"sim", "pymobiledevice3"})
-"""Backends that read device power (devicectl cannot)."""
+if TYPE_CHECKING:
+    from anemon.clock import Clock
+
+
+class BackendModule(Protocol):
+    """What a backend's package offers the registry."""
+
+    def make_device(self, spec: DeviceSpec, clock: Clock) -> Device:
+        """The Device `spec` describes, on the session's clock."""
+        ...
+
+    async def list_attached(self) -> list[DeviceReport]:
+        """`anemon devices`: what is attached and what the host reads of each."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    kind: str
+    """What a plan's `device.kind` and `--device` call it."""
+    load: Callable[[], BackendModule]
+    """Imports the backend's package (only when the backend is used)."""
+    reads_power: bool
+    """Reads device power (battery current x voltage) every `power_s`; devicectl cannot."""
+    connections: tuple[str, ...]
+    """The CONNECTIONS it can be told to use (devicectl finds networked phones itself)."""
+    real: bool = True
+    """Drives a phone on the desk (`watch --device`); the simulator is built from a plan."""
+
+    def make(self, spec: DeviceSpec, clock: Clock) -> Device:
+        """The Device; AnemonError (a usage error) when `spec` cannot describe one."""
+        if spec.connect not in CONNECTIONS:
+            raise AnemonError(f"connect is usb or network, not {spec.connect!r}")
+        return self.load().make_device(spec, clock)
+
+    async def list_attached(self) -> list[DeviceReport]:
+        return await self.load().list_attached()
+
+
+def _sim() -> BackendModule:
+    from anemon.devices import sim
+
+    return sim
+
+
+def _devicectl() -> BackendModule:
+    from anemon.devices import devicectl
+
+    return devicectl
+
+
+def _pmd3() -> BackendModule:
+    from anemon.devices import pmd3
+
+    return pmd3
+
+
+BACKENDS: Mapping[str, Backend] = MappingProxyType({backend.kind: backend for backend in (
+    Backend("sim", _sim, reads_power=True, connections=CONNECTIONS, real=False),
+    Backend("devicectl", _devicectl, reads_power=False, connections=("usb",)),
+    Backend("pymobiledevice3", _pmd3, reads_power=True, connections=CONNECTIONS),
+)})  # fmt: skip
+DEVICE_KINDS = tuple(BACKENDS)
+"""Every backend, as plans and `run --device` name them."""
+REAL_KINDS = tuple(kind for kind, backend in BACKENDS.items() if backend.real)
+"""Backends that drive a phone on the desk (the simulator is built from a plan instead)."""
+
+
+def backend(kind: str) -> Backend:
+    """The backend of this kind; ValueError if there is none (kinds are checked before)."""
+    try:
+        return BACKENDS[kind]
+    except KeyError:
+        raise ValueError(f"not a device backend: {kind!r}") from None
 
 
 def reads_power(kind: str | None) -> bool | None:
-    """Whether a backend of this kind reads device power; None: no backend (a mirrored log)."""
-    return None if kind is None else kind in POWER_KINDS
-
-
-"""Backends that drive a phone on the desk (the simulator is built from a plan instead)."""
-CONNECTIONS = ("usb", "network")
-"""How pymobiledevice3 reaches the phone: through usbmuxd, or lockdown over the network."""
-
-
-def real_device(
-    kind: str,
-    device_id: str = "",
-    poll_s: float = 2.0,
-    *,
-    connect: str = "usb",
-    host: str = "",
-    power_s: float = 1.0,
-) -> Device:
-    """A backend for an attached iPhone; imported lazily (pymobiledevice3 is slow to import).
-
-    `connect="network"` (pymobiledevice3 only) reaches the phone at `host` (`HOST[:PORT]`)
-    over the network; devicectl finds networked phones itself and ignores it. An empty host
-    is a usage error (AnemonError): finding the phone by Bonjour is not done.
-    """
-    if connect not in CONNECTIONS:
-        raise AnemonError(f"connect is usb or network, not {connect!r}")
-    if kind == "devicectl":
-        from anemon.devices.devicectl import DevicectlDevice
-
-        return DevicectlDevice(device_id, poll_s=poll_s)
-    if kind == "pymobiledevice3":
-        from anemon.devices.pmd3 import Pmd3Device
-
-        if connect == "network" and not host:
-            raise AnemonError(
-                'device.connect = "network" needs device.host (or --host): the iPhone\'s '
-                "address on the network, HOST or HOST:PORT"
-            )
-        return Pmd3Device(
-            device_id or None, connect=connect, host=host, poll_s=poll_s, power_s=power_s
-        )
-    raise ValueError(f"not a real device backend: {kind}")
+    """Whether a backend of this kind reads device power; None: no backend (a mirrored log).
+    A kind no backend has (a recording's, say) reads none."""
+    if kind is None:
+        return None
+    return kind in BACKENDS and BACKENDS[kind].reads_power

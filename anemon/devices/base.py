@@ -1,4 +1,5 @@
-"""The Device interface the controller and `watch --device` drive, and its typed errors.
+"""The Device interface the controller and `watch --device` drive, what a backend builds one
+from (`DeviceSpec`) and lists (`DeviceReport`), and its typed errors.
 
 Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
 container and read host-side telemetry. Optional capabilities are classes a backend inherits
@@ -19,13 +20,36 @@ from anemon.errors import AnemonError
 from anemon.events import TelemetryEvent
 from anemon.sources.items import LogItem
 
+CONNECTIONS = ("usb", "network")
+"""How the host reaches the phone: over USB (usbmuxd), or lockdown over the network."""
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """Which backend, and how it reaches the phone: a plan's `[device]` table, or `watch
+    --device`'s options. A backend's factory builds its Device from one (`anemon.devices`)."""
+
+    kind: str = "sim"
+    """The backend: one of `anemon.devices.DEVICE_KINDS`."""
+    id: str = ""
+    """UDID or name; empty = the only attached device."""
+    poll_s: float = 2.0
+    """How often the container log is pulled where the backend copies whole files."""
+    connect: str = "usb"
+    """One of CONNECTIONS: "usb", or "network" (Wi-Fi lockdown: the cable can be out), for
+    the backends that take it (`Backend.connections`; devicectl finds networked phones itself)."""
+    host: str = ""
+    """The phone's address for connect = "network" ("" = find it)."""
+    power_s: float = 1.0
+    """How often device power (battery current x voltage) is read."""
+
 
 @dataclass(frozen=True, slots=True)
 class DeviceInfo:
     """What the host can tell about an attached device."""
 
     kind: str
-    """The backend: "sim", "devicectl", "pymobiledevice3"."""
+    """The backend: one of `anemon.devices.DEVICE_KINDS`."""
     udid: str
     name: str
     os: str = ""
@@ -66,6 +90,16 @@ class Telemetry:
             free_gb=self.free_gb, total_gb=self.total_gb, power_w=self.power_w,
             charging=self.charging, plugged=self.plugged,
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceReport:
+    """One attached device as `anemon devices` shows it."""
+
+    info: DeviceInfo
+    telemetry: Telemetry | None
+    error: str = ""
+    """Why telemetry could not be read (locked, not paired, ...), or empty."""
 
 
 class DeviceError(AnemonError):

@@ -26,15 +26,12 @@ from typing import Protocol
 from anemon.clock import RealClock
 from anemon.events import Event, MarkerEvent
 from anemon.feeds import RECORDING_STOPPED, Feed
+from anemon.signals import SIGNALS
 
 STOP_TIMEOUT_S = 10.0
 """How long (real seconds) a stopped feed may take to read what is pending before it is cut."""
 DRAIN_POLL_S = 0.1
 """How often (loop seconds) the drain looks at the real clock: a virtual loop's time jumps."""
-SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""What stops a feed; SIGHUP (a dropped SSH session) as SIGTERM. No SIGHUP on Windows."""
 
 
 class View(Protocol):

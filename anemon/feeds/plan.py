@@ -11,9 +11,9 @@ from pathlib import Path
 from anemon.clock import Clock, RealClock
 from anemon.control.controller import Controller
 from anemon.control.outcome import RunResult
-from anemon.control.plan import Plan
+from anemon.control.plan import Plan, device_spec
 from anemon.control.preflight import find_history, history_folders
-from anemon.devices import reads_power, real_device
+from anemon.devices import backend, reads_power
 from anemon.devices.base import Device, DeviceInfo
 from anemon.events import Event
 from anemon.feeds.live import LiveFeed
@@ -23,14 +23,8 @@ from anemon.recording.writer import DEFAULT_DIR, Recorder, make_header
 
 
 def make_device(plan: Plan, clock: Clock) -> Device:
-    """The backend `device.kind` names."""
-    kind, spec = plan.device.kind, plan.device
-    if kind == "sim":
-        from anemon.devices.sim import from_plan
-
-        return from_plan(plan, clock)
-    return real_device(kind, spec.id, poll_s=spec.poll_s, connect=spec.connect, host=spec.host,
-                       power_s=spec.power_s)  # fmt: skip
+    """The backend `device.kind` names, built from what the plan says of it (`device_spec`)."""
+    return backend(plan.device.kind).make(device_spec(plan), clock)
 
 
 class PlanRun(LiveFeed):

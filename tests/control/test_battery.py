@@ -27,9 +27,9 @@ from anemon.control.battery import (
     unplug_wait,
 )
 from anemon.control.outcome import ABORTED, OK, UNANSWERED
-from anemon.control.plan import Plan, ProtocolSpec
+from anemon.control.plan import Plan, ProtocolSpec, sim_config
 from anemon.devices.base import Telemetry
-from anemon.devices.sim import SimDevice, sim_config
+from anemon.devices.sim import SimDevice
 from anemon.events import (
     EndEvent,
     ErrorEvent,

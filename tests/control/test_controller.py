@@ -8,7 +8,8 @@ import pytest
 
 from anemon.analysis.summary import summarize
 from anemon.control.outcome import ABORTED, FAILED, OK
-from anemon.devices.sim import SimDevice, sim_config
+from anemon.control.plan import sim_config
+from anemon.devices.sim import SimDevice
 from anemon.events import (
     THERMAL_NAMES,
     CooldownEvent,

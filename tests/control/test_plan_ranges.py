@@ -15,7 +15,6 @@ from anemon.control.plan import (
     RANGES,
     AlertSpec,
     CooldownSpec,
-    DeviceSpec,
     GuardSpec,
     PlanError,
     ProtocolSpec,
@@ -24,6 +23,7 @@ from anemon.control.plan import (
     load_plan,
     parse_plan,
 )
+from anemon.devices.base import DeviceSpec
 
 ARM = '[[arms]]\nname = "minicpm5_1b_ane_pal8"\n'
 SECTIONS = {"device": DeviceSpec, "protocol": ProtocolSpec, "cooldown": CooldownSpec,

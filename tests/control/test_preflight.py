@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from anemon.clock import RealClock
-from anemon.control.plan import Plan
+from anemon.control.plan import Plan, device_spec
 from anemon.control.preflight import History, Preflight, find_history, run_checks
 from anemon.devices.base import DeviceError, Telemetry
-from anemon.devices.sim import SimDevice, from_plan
+from anemon.devices.sim import SimDevice, make_device
 from anemon.events import ErrorEvent, PhaseEvent, PreflightEvent, StartEvent
 from anemon.recording.reader import open_source
 from tests.control.helpers import TWO_ARMS, plan, run_plan
@@ -22,7 +22,7 @@ SHORT = '[protocol]\nseconds = 60\n[cooldown]\nmin_s = 30\nuntil = "none"\ncap_s
 
 
 def checks(the_plan: Plan, *, device=None, history: History | None = None, **kw) -> Preflight:
-    device = device or from_plan(the_plan, RealClock())
+    device = device or make_device(device_spec(the_plan), RealClock())
     return asyncio.run(run_checks(the_plan, device, history=history, **kw))
 
 
@@ -93,7 +93,7 @@ def test_unplugged_warns_when_the_protocol_asks_for_plugged():
 
 def test_low_power_mode_on_warns():
     the_plan = plan(TWO_ARMS)
-    device = from_plan(the_plan, RealClock())
+    device = make_device(device_spec(the_plan), RealClock())
     device.phone.low_power = True
     status, reading, _ = verdict(checks(the_plan, device=device), "low power")
     assert (status, reading) == ("warn", "Low Power Mode on")
@@ -101,7 +101,7 @@ def test_low_power_mode_on_warns():
 
 def test_an_app_that_is_not_installed_fails_unless_the_plan_installs_it():
     the_plan = plan(TWO_ARMS)
-    device = from_plan(the_plan, RealClock())
+    device = make_device(device_spec(the_plan), RealClock())
     other = SimDevice(device.phone, device.clock, bundle="com.example.other")
     assert verdict(checks(the_plan, device=other), "app")[0] == "fail"
     installs = plan(TWO_ARMS, a='[app]\ninstall = "Bench.ipa"\n')

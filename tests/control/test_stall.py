@@ -9,7 +9,8 @@ import pytest
 
 from anemon.analysis.summary import summarize
 from anemon.control.outcome import FAILED
-from anemon.devices.sim import SimDevice, sim_config
+from anemon.control.plan import sim_config
+from anemon.devices.sim import SimDevice
 from anemon.events import ErrorEvent, PhaseEvent, TrialEvent
 from anemon.simulator import SimulatedIPhone
 from tests.control.helpers import TWO_ARMS, plan, run_plan

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from anemon.clock import RealClock
-from anemon.devices import real_device
-from anemon.devices.base import DeviceError, DeviceGone, PowerSource, Telemetry
+from anemon.devices import backend
+from anemon.devices.base import DeviceError, DeviceGone, DeviceSpec, PowerSource, Telemetry
 from anemon.devices.pmd3 import Pmd3Device, power_from
 from anemon.devices.pmd3.connection import split_host
 from anemon.devices.pmd3.errors import PairingNeeded
@@ -447,14 +447,16 @@ def test_host_and_port(host: str, split: tuple[str, int]) -> None:
     assert split_host(host) == split
 
 
-def test_real_device_builds_the_network_backend() -> None:
-    device = real_device("pymobiledevice3", "", connect="network", host="10.0.0.5", power_s=0.5)
+def test_the_registry_builds_the_network_backend() -> None:
+    pmd3, clock = backend("pymobiledevice3"), RealClock()
+    spec = DeviceSpec("pymobiledevice3", connect="network", host="10.0.0.5", power_s=0.5)
+    device = pmd3.make(spec, clock)
     assert isinstance(device, Pmd3Device) and device.power_s == 0.5
     assert device.connection.host == "10.0.0.5"
     with pytest.raises(AnemonError, match=r"needs device\.host"):
-        real_device("pymobiledevice3", connect="network")
+        pmd3.make(DeviceSpec("pymobiledevice3", connect="network"), clock)
     with pytest.raises(AnemonError, match="usb or network"):
-        real_device("pymobiledevice3", connect="bluetooth")
+        pmd3.make(DeviceSpec("pymobiledevice3", connect="bluetooth"), clock)
 
 
 def test_a_plan_reaches_the_phone_over_the_network() -> None:

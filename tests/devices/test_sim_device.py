@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from anemon.clock import RealClock, VirtualClock
+from anemon.control.plan import device_spec
 from anemon.devices.base import DeviceGone, LaunchRefused
-from anemon.devices.sim import SimDevice, from_plan
+from anemon.devices.sim import SimDevice, make_device
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
 from anemon.sources.items import LogGap
 
@@ -144,14 +145,14 @@ def test_over_the_network_an_unplugged_phone_still_answers_and_follows(tmp_path)
     assert readings[-1].plugged is False
 
 
-def test_from_plan_passes_power_w_and_the_network_connection():
+def test_a_plan_passes_power_w_and_the_network_connection():
     from tests.control.helpers import TWO_ARMS, plan
 
     arm_power = '[sim.arms.minicpm5_1b_gpu_int8]\nprofile = "minicpm5_1b_gpu_int8"\npower_w = 5.0'
     over_wifi = plan(TWO_ARMS, device='[device]\nconnect = "network"', sim=arm_power)
-    dev = from_plan(over_wifi, RealClock())
+    dev = make_device(device_spec(over_wifi), RealClock())
     assert dev.network
     assert dev.phone.config.arms["minicpm5_1b_gpu_int8"].burst_w == 5.0
     assert dev.phone.config.arm(ARM) is not None and dev.phone.config.arm(ARM).burst_w == 4.5
-    usb = from_plan(plan(TWO_ARMS), RealClock())
+    usb = make_device(device_spec(plan(TWO_ARMS)), RealClock())
     assert not usb.network

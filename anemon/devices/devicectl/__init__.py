@@ -4,7 +4,7 @@ device.py is the Device; runner.py its connection (`Devicectl`); json.py and err
 what devicectl writes and map its failures to typed DeviceErrors.
 """
 
-from anemon.devices.devicectl.device import DevicectlDevice
+from anemon.devices.devicectl.device import DevicectlDevice, list_attached, make_device
 from anemon.devices.devicectl.runner import Devicectl
 
-__all__ = ["Devicectl", "DevicectlDevice"]
+__all__ = ["Devicectl", "DevicectlDevice", "list_attached", "make_device"]

@@ -13,8 +13,17 @@ import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from anemon.devices.base import DeviceError, DeviceInfo, Inspector, Installer, Telemetry
+from anemon.devices.base import (
+    DeviceError,
+    DeviceInfo,
+    DeviceReport,
+    DeviceSpec,
+    Inspector,
+    Installer,
+    Telemetry,
+)
 from anemon.devices.devicectl.errors import ContainerFileMissing
 from anemon.devices.devicectl.json import (
     CoreDevice,
@@ -30,6 +39,9 @@ from anemon.devices.devicectl.json import (
 from anemon.devices.devicectl.runner import CALL_TIMEOUT_S, Call, Devicectl
 from anemon.devices.pulled import follow_pulled
 from anemon.sources.items import LogItem
+
+if TYPE_CHECKING:
+    from anemon.clock import Clock
 
 INSTALL_TIMEOUT_S = 3600.0  # a multi-GB app over Wi-Fi takes many minutes
 ANSWERS_AGAIN = "the device answers again"
@@ -175,3 +187,26 @@ class DevicectlDevice(Installer, Inspector):
         return await self.devicectl.run(
             call, bundle=bundle, after=self._disturbed, timeout_s=timeout_s
         )
+
+
+NO_READINGS = "devicectl reads no battery, temperature, disk or power"
+
+
+def make_device(spec: DeviceSpec, clock: Clock) -> DevicectlDevice:
+    """The phone `spec` names (devicectl finds networked phones itself: `connect` and `host`
+    are not used, nor `clock`)."""
+    return DevicectlDevice(spec.id, poll_s=spec.poll_s)
+
+
+async def list_attached() -> list[DeviceReport]:
+    """The physical devices CoreDevice knows; devicectl reads none of their readings."""
+    lister = Devicectl()
+    try:
+        devices = await lister.list_devices()
+    finally:
+        await lister.close()
+    return [
+        DeviceReport(DeviceInfo("devicectl", d.udid or d.identifier, d.name, d.os_version,
+                                d.product_type), None, NO_READINGS)
+        for d in devices
+    ]  # fmt: skip

@@ -8,16 +8,16 @@ import pymobiledevice3: each function imports what it uses.
 """
 
 from anemon.devices.pmd3.connection import Pmd3Connection
-from anemon.devices.pmd3.device import DeviceReport, Pmd3Device, list_attached, telemetry_from
+from anemon.devices.pmd3.device import Pmd3Device, list_attached, make_device, telemetry_from
 from anemon.devices.pmd3.power import PowerReader, PowerReading, power_from
 
 __all__ = [
-    "DeviceReport",
     "Pmd3Connection",
     "Pmd3Device",
     "PowerReader",
     "PowerReading",
     "list_attached",
+    "make_device",
     "power_from",
     "telemetry_from",
 ]

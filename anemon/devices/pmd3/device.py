@@ -14,14 +14,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anemon.devices.base import (
+    CONNECTIONS,
     ConsoleSource,
     DeviceError,
     DeviceInfo,
+    DeviceReport,
+    DeviceSpec,
     Inspector,
     Installer,
     PowerSource,
@@ -33,21 +35,15 @@ from anemon.devices.pmd3.console import console_lines
 from anemon.devices.pmd3.errors import AppNotInstalled
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
+from anemon.errors import AnemonError
 from anemon.sources.items import LogItem
+
+if TYPE_CHECKING:
+    from anemon.clock import Clock
 
 KIND = "pymobiledevice3"
 GB = 1_000_000_000
 DISK_USAGE = "com.apple.disk_usage"
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceReport:
-    """One attached device as `anemon devices` shows it."""
-
-    info: DeviceInfo
-    telemetry: Telemetry | None
-    error: str = ""
-    """Why telemetry could not be read (locked, not paired, ...), or empty."""
 
 
 class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
@@ -68,7 +64,7 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
         reconnect_s: float = 2.0,
         pairing_records_cache_folder: Path | None = None,
     ) -> None:
-        if connect not in ("usb", "network"):
+        if connect not in CONNECTIONS:
             raise ValueError(f"connect is usb or network, not {connect!r}")
         if connect == "network" and not host:
             raise ValueError("connect = network needs the iPhone's address (host)")
@@ -156,6 +152,19 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
     def console(self, process: str) -> AsyncIterator[str]:
         """The lines the app's process (its executable's name) logs from now on (os_trace)."""
         return console_lines(self.connection, process)
+
+
+def make_device(spec: DeviceSpec, clock: Clock) -> Pmd3Device:
+    """The phone `spec` names, through usbmuxd or (`connect = "network"`) at `spec.host`; it
+    keeps its own time (`clock` is not needed). An empty host is a usage error (AnemonError):
+    finding the phone by Bonjour is not done."""
+    if spec.connect == "network" and not spec.host:
+        raise AnemonError(
+            'device.connect = "network" needs device.host (or --host): the iPhone\'s '
+            "address on the network, HOST or HOST:PORT"
+        )
+    return Pmd3Device(spec.id or None, connect=spec.connect, host=spec.host, poll_s=spec.poll_s,
+                      power_s=spec.power_s)  # fmt: skip
 
 
 # -- listing ----------------------------------------------------------------------------------

@@ -1,5 +1,11 @@
 """The `sim` backend: the simulated iPhone (anemon/simulator) driven like a real one."""
 
-from anemon.devices.sim.device import SimDevice, from_plan, host_reading, sim_config
+from anemon.devices.sim.device import (
+    SimDevice,
+    SimDeviceSpec,
+    host_reading,
+    list_attached,
+    make_device,
+)
 
-__all__ = ["SimDevice", "from_plan", "host_reading", "sim_config"]
+__all__ = ["SimDevice", "SimDeviceSpec", "host_reading", "list_attached", "make_device"]

@@ -22,14 +22,15 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from anemon.clock import Clock
 from anemon.devices.base import (
-    DeviceError,
     DeviceGone,
     DeviceInfo,
+    DeviceReport,
+    DeviceSpec,
     Inspector,
     Installer,
     LaunchRefused,
@@ -38,11 +39,8 @@ from anemon.devices.base import (
     Telemetry,
 )
 from anemon.devices.pulled import follow_pulled
-from anemon.simulator import SimArmConfig, SimConfig, SimLaunchRefused, SimulatedIPhone
+from anemon.simulator import SimConfig, SimLaunchRefused, SimulatedIPhone
 from anemon.sources.items import LogItem
-
-if TYPE_CHECKING:
-    from anemon.control.plan import Plan
 
 GB = 1_000_000_000
 SIM_UDID = "SIM-00008130"
@@ -52,6 +50,17 @@ UNPLUGGED = "unplugged: nothing can be pulled until the phone is back on USB"
 REPLUGGED = "plugged back in: pulling what was missed"
 OPERATOR_S = 5.0
 """The simulated operator unplugs or replugs this long after being asked."""
+
+
+@dataclass(frozen=True)
+class SimDeviceSpec(DeviceSpec):
+    """A simulated phone to build: the `[device]` table, and what the simulator needs besides:
+    the phone's setup (a plan's `[sim]` table and its arms' settings, as a `SimConfig`) and the
+    one app it has. The plan reader builds it from a plan (`anemon.control.plan.device_spec`)."""
+
+    bundle: str = ""
+    """The app the simulator has, which `install()` installs ("" = none)."""
+    config: SimConfig = field(default_factory=SimConfig)
 
 
 class SimDevice(Installer, PowerSource, Inspector, Operator):
@@ -206,37 +215,23 @@ def host_reading(phone: SimulatedIPhone) -> Telemetry:
     )
 
 
-def sim_config(plan: Plan) -> SimConfig:
-    """The SimConfig a plan's [sim] section describes (arms keyed by their names, AB_ARM)."""
-    arms = {
-        arm.name: SimArmConfig(
-            profile=spec.profile,
-            fault=spec.fault,
-            fault_at_s=spec.fault_at_s,
-            fault_count=spec.fault_count,
-            power_w=spec.power_w,
-        )
-        for arm in plan.arms
-        if (spec := plan.sim.arms.get(arm.name)) is not None
-    }
-    sim = plan.sim
-    return SimConfig(start_thermal=sim.start_thermal, plugged=sim.plugged, free_gb=sim.free_gb,
-                     arms=arms)  # fmt: skip
-
-
-def from_plan(plan: Plan, clock: Clock) -> SimDevice:
-    """The simulated phone a plan runs on."""
-    try:
-        phone = SimulatedIPhone(sim_config(plan))
-    except ValueError as e:
-        raise DeviceError(f"simulator: {e}") from e
-    network = plan.device.connect == "network"
+def make_device(spec: DeviceSpec, clock: Clock) -> SimDevice:
+    """The simulated phone `spec` sets up (a plain DeviceSpec: the default phone, no app)."""
+    if not isinstance(spec, SimDeviceSpec):
+        spec = SimDeviceSpec(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
     return SimDevice(
-        phone,
+        SimulatedIPhone(spec.config),
         clock,
-        bundle=plan.app.bundle,
-        poll_s=plan.device.poll_s,
-        network=network,
-        power_s=plan.device.power_s,
-        udid=plan.device.id or SIM_UDID,
+        bundle=spec.bundle,
+        poll_s=spec.poll_s,
+        network=spec.connect == "network",
+        power_s=spec.power_s,
+        udid=spec.id or SIM_UDID,
     )
+
+
+async def list_attached() -> list[DeviceReport]:
+    """The simulator is always there: the default phone, as the host would read it."""
+    config = SimConfig()
+    info = DeviceInfo("sim", "sim", "Simulated iPhone", f"simulated ({config.os_build})")
+    return [DeviceReport(info, host_reading(SimulatedIPhone(config)))]
