@@ -25,8 +25,8 @@ class Loaded:
     warnings: int
     """Lines that were torn, too long, not JSON, or with values that did not parse."""
     device: str | None = None
-    """The device backend a recording was made with ("sim", "devicectl", ...); None for a
-    raw log or a recording that does not say."""
+    """The device backend a recording was made with (a kind of `anemon.devices.DEVICE_KINDS`);
+    None for a raw log or a recording that does not say."""
     listed: tuple[LineWarning, ...] = ()
     """The first warnings (recording.reader.MAX_LISTED), each with its line number."""
 
