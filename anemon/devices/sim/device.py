@@ -218,7 +218,7 @@ def host_reading(phone: SimulatedIPhone) -> Telemetry:
 def make_device(spec: DeviceSpec, clock: Clock) -> SimDevice:
     """The simulated phone `spec` sets up (a plain DeviceSpec: the default phone, no app)."""
     if not isinstance(spec, SimDeviceSpec):
-        spec = SimDeviceSpec(**{f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})
+        spec = SimDeviceSpec(**dataclasses.asdict(spec))
     return SimDevice(
         SimulatedIPhone(spec.config),
         clock,
