@@ -222,6 +222,11 @@ class TelemetryEvent(Event):
     kind: ClassVar[str] = "telemetry"
 
 
+SUMMARY_VERSION = 3
+"""The rules the per-arm summary follows (line-protocol.md): 3, the energy rules of version 3.
+Said as `summary_version` in every per-arm JSON object and in a recording's closing summary."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryEvent(Event):
     """v2: the last line of a recording that closed normally. The session's per-arm summary
@@ -245,6 +250,9 @@ class SummaryEvent(Event):
     """Timed trials of every arm."""
     arms: tuple[Mapping[str, object], ...] = ()
     """Per arm, the summary object of line-protocol.md (`ArmSummary.to_json()`)."""
+    summary_version: int | None = None
+    """The rules `arms` follow (3: the energy rules of version 3); None in a recording made
+    before version 3, whose J/token came from older rules."""
 
 
 PREFLIGHT_STATUSES = ("pass", "warn", "fail")

@@ -215,6 +215,7 @@ def arm_columns() -> tuple[tuple[str, str], ...]:
             base = str(f.type).removesuffix(" | None")
             columns.append((f.name, {"int": "INTEGER", "float": "REAL", "bool": "INTEGER"}
                                     .get(base, "TEXT")))  # fmt: skip
+    columns.append(("summary_version", "INTEGER"))  # the rules the figures follow, last
     return tuple(columns)
 
 

@@ -528,6 +528,7 @@ def _csv_row(s: ArmSummary) -> dict[str, object]:
     data["rounds"] = len(s.rounds)
     data["round_decode_means"] = " / ".join(fmt(r.decode_mean, 2) for r in s.rounds)
     data["round_prefill_means"] = " / ".join(fmt(r.prefill_mean, 1) for r in s.rounds)
+    data["summary_version"] = data.pop("summary_version")  # the last column, as added
     return data
 
 

@@ -7,21 +7,20 @@ import dataclasses
 import math
 import re
 from array import array
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal, SupportsFloat
 
 import numpy as np
 
-from anemon.analysis.sustained import Sustained, elapsed, first_round, sustained_figures
-from anemon.events import TelemetryEvent, thermal_name
+from anemon.analysis.sustained import Sustained, elapsed, first_round, median, sustained_figures
+from anemon.events import SUMMARY_VERSION, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 from anemon.store.session import BATTERY_CODES
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
 EnergyNote = Literal["charging", "no power samples", "span too short"]
-"""Why the energy figures are withheld (line-protocol.md, summary version 2)."""
+"""Why the energy figures are withheld (line-protocol.md)."""
 PLUGGED_STATES = frozenset({"charging", "full"})
 """battery_state values that mean the phone was on the charger ("full" is plugged in)."""
 _PLUGGED_CODES = [BATTERY_CODES[state] for state in PLUGGED_STATES]
@@ -82,6 +81,7 @@ class ArmSummary:
         data["thermal_start"] = thermal_name(self.thermal_start)
         data["thermal_end"] = thermal_name(self.thermal_end)
         data["rounds"] = [{name: getattr(r, name) for name in _ROUND_FIELDS} for r in self.rounds]
+        data["summary_version"] = SUMMARY_VERSION
         return data
 
 
@@ -91,11 +91,13 @@ _ROUND_FIELDS = tuple(f.name for f in dataclasses.fields(RoundSummary))
 
 def summarize(session: Session) -> list[ArmSummary]:
     """Every arm seen, in order of first appearance."""
-    samples = PowerSamples.of(session.telemetry)
-    return [summarize_arm(arm, samples) for arm in session.arms.values()]
+    readings = EnergyReadings.of(session)
+    return [summarize_arm(arm, readings) for arm in session.arms.values()]
 
 
-def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = None) -> ArmSummary:
+def summarize_arm(
+    arm: ArmSeries, readings: EnergyReadings, spans: Spans | None = None
+) -> ArmSummary:
     """Over the non-warm-up trials; numpy on the Session's columns, without copying them into
     a DataFrame first: the live arms table recomputes this for arms of 100k trials and more
     (and passes the arm's `Spans`, which it keeps for its energy figures)."""
@@ -114,7 +116,7 @@ def summarize_arm(arm: ArmSeries, samples: PowerSamples, spans: Spans | None = N
     battery_start = _value(battery[0]) if len(battery) else None
     battery_end = _value(battery[-1]) if len(battery) else None
     spans = Spans.of(arm) if spans is None else spans
-    energy = energy_figures(spans, samples, tokens, battery_start, battery_end)
+    energy = energy_figures(spans, readings, tokens)
     status, reason = arm_status(arm)
     sustained = _sustained(column)
     return ArmSummary(
@@ -198,9 +200,29 @@ def arm_status(arm: ArmSeries) -> tuple[Status, str | None]:
     return "incomplete", NO_END if error is None else f"{NO_END} (last error: {error})"
 
 
-class PowerSamples:
-    """The host's readings (telemetry) as arrays over session time, for the energy figures;
-    `update` reads only the readings that came since (the live arms table keeps one).
+@dataclass(frozen=True, slots=True)
+class ReadingArrays:
+    """What the energy figures read, as arrays over session time, each in time order."""
+
+    t: np.ndarray
+    """Every host reading (telemetry)."""
+    plugged: np.ndarray
+    """Where a host reading said charging or plugged."""
+    power_t: np.ndarray
+    power_w: np.ndarray
+    """The host's device-power readings that have a power (devicectl's have none)."""
+    hold_s: float
+    """How far from a span's end its nearest power reading may be held: 2 x `power_s`, the
+    interval the readings show (their median gap); 0 with fewer than two readings."""
+    battery_t: np.ndarray
+    battery: np.ndarray
+    """Every battery reading, the app's (TRIAL, IDLE) and the host's (telemetry)."""
+
+
+class EnergyReadings:
+    """The readings the energy figures use: the host's device power and plugged state
+    (telemetry) and every battery reading (`Session.battery`). `update` reads only what came
+    since (the live arms table keeps one).
 
     `power_w` is NaN where a reading had no power (devicectl, an older iOS, an IORegistry
     without current or voltage); `plugged` is true where the reading said charging or plugged
@@ -210,64 +232,109 @@ class PowerSamples:
         self._t = array("d")
         self._power_w = array("d")
         self._plugged = array("b")
-        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._battery_t = array("d")
+        self._battery = array("d")
+        self._arrays: ReadingArrays | None = None
 
     @classmethod
-    def of(cls, telemetry: Sequence[TelemetryEvent]) -> PowerSamples:
-        samples = cls()
-        samples.update(telemetry)
-        return samples
+    def of(cls, session: Session) -> EnergyReadings:
+        readings = cls()
+        readings.update(session)
+        return readings
 
     def __len__(self) -> int:
-        return len(self._t)
+        return len(self._t) + len(self._battery_t)
 
-    def update(self, telemetry: Sequence[TelemetryEvent]) -> None:
-        """Read the readings past those already read (`telemetry` only ever grows)."""
-        if len(telemetry) <= len(self._t):
+    def update(self, session: Session) -> None:
+        """Read the readings past those already read (a session's only ever grow)."""
+        telemetry, battery = session.telemetry, session.battery
+        if len(telemetry) <= len(self._t) and len(battery.t) <= len(self._battery_t):
             return
         for event in telemetry[len(self._t) :]:
             self._t.append(_finite(event.t))
             self._power_w.append(_finite(event.power_w))
             self._plugged.append(_says_plugged(event))
+        seen = len(self._battery_t)
+        self._battery_t.extend(battery.t[seen:])
+        self._battery.extend(battery.value[seen:])
         self._arrays = None
 
     @property
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """t, power_w and plugged (copies: the buffers stay free to grow)."""
+    def arrays(self) -> ReadingArrays:
+        """The readings as arrays (copies: the buffers stay free to grow)."""
         if self._arrays is None:
-            self._arrays = (
-                np.array(self._t, dtype=float),
-                np.array(self._power_w, dtype=float),
-                np.array(self._plugged, dtype=bool),
-            )
+            self._arrays = self._copy()
         return self._arrays
+
+    def _copy(self) -> ReadingArrays:
+        t = np.array(self._t, dtype=float)
+        power_w = np.array(self._power_w, dtype=float)
+        plugged = np.array(self._plugged, dtype=bool)
+        # a reading while charging is the charger's current, not the load: never a power
+        present = ~np.isnan(power_w) & ~np.isnan(t) & ~plugged
+        order = np.argsort(t[present], kind="stable")
+        power_t, power = t[present][order], power_w[present][order]
+        gaps = np.diff(power_t)
+        battery_t = np.array(self._battery_t, dtype=float)
+        by_time = np.argsort(battery_t, kind="stable")
+        return ReadingArrays(
+            t=t, plugged=plugged, power_t=power_t, power_w=power,
+            hold_s=2 * median(gaps) if len(gaps) else 0.0, battery_t=battery_t[by_time],
+            battery=np.array(self._battery, dtype=float)[by_time],
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Spans:
     """What an arm's trials say for its energy figures: its span in each round (launch) that
-    has timed trials, from the first to the last of them in session time, and whether a timed
-    trial said it was charging (`battery_state` charging, or full: plugged in)."""
+    has timed trials, in session time, and whether a timed trial said it was charging
+    (`battery_state` charging, or full: plugged in).
+
+    A span begins where the round's first timed trial began: at the line before it in that
+    round (its warm-up TRIAL, else its LOAD, else its START), and ends at its last timed
+    trial, so every counted token was generated inside it (line-protocol.md, energy rules
+    version 3). With none of those lines (a log that begins mid-round) it begins at the first
+    timed trial."""
 
     bounds: tuple[tuple[float, float], ...]
     plugged: bool
 
     @classmethod
     def of(cls, arm: ArmSeries) -> Spans:
-        timed = np.frombuffer(arm.columns["warmup"]) == 0
-        t = np.frombuffer(arm.columns["t"])
-        number = np.frombuffer(arm.columns["round"])
+        warmup = np.frombuffer(arm.columns["warmup"])
+        t_all = np.frombuffer(arm.columns["t"])
+        number_all = np.frombuffer(arm.columns["round"])
+        timed = warmup == 0
         states = np.frombuffer(arm.battery_state, dtype=np.int8)
-        if not timed.all():
-            t, number, states = t[timed], number[timed], states[timed]
+        if timed.all():
+            t, number, index = t_all, number_all, None
+        else:
+            t, number, index = t_all[timed], number_all[timed], np.flatnonzero(timed)
+            states = states[timed]
         plugged = any(bool((states == code).any()) for code in _PLUGGED_CODES)  # np.isin: 20x
         if not len(t):
             return cls((), plugged)
         starts = np.concatenate(([0], np.flatnonzero(number[1:] != number[:-1]) + 1))
-        first = np.minimum.reduceat(t, starts)  # rounds come in order: one run of trials each
-        last = np.maximum.reduceat(t, starts)
-        bounds = tuple(zip(first.tolist(), last.tolist(), strict=True))
+        last = np.maximum.reduceat(t, starts)  # rounds come in order: one run of trials each
+        firsts = starts if index is None else index[starts]  # in the arm's columns
+        bounds = tuple(
+            (_began(arm, int(first), t_all, number_all), float(end))
+            for first, end in zip(firsts.tolist(), last.tolist(), strict=True)
+        )
         return cls(bounds, plugged)
+
+
+def _began(arm: ArmSeries, first: int, t: np.ndarray, number: np.ndarray) -> float:
+    """Where the round of timed trial `first` (an index into the arm's columns) began: the
+    line before that trial in its round (a warm-up, else the launch's LOAD or START), never
+    after the trial itself."""
+    at, round_ = float(t[first]), number[first]
+    if first and number[first - 1] == round_:  # a trial of that round before the first timed
+        return min(float(t[first - 1]), at)
+    launch = int(round_) - 1
+    if launch < len(arm.began) and arm.began[launch] <= at:
+        return float(arm.began[launch])
+    return at
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,50 +348,85 @@ class Energy:
     energy_note: EnergyNote | None = None
 
 
-def energy_figures(
-    spans: Spans,
-    samples: PowerSamples,
-    tokens: int,
-    battery_start: float | None,
-    battery_end: float | None,
-) -> Energy:
-    """The energy figures of line-protocol.md "Sustained and energy figures".
+def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energy:
+    """The energy figures of line-protocol.md (energy rules version 3).
 
-    The samples are the readings inside a span (its ends included). A span in which a
-    reading or a timed trial says charging or plugged gives no figure at all: a charging
-    phone's battery current is the charger's, not the load. Otherwise the power figures need
-    two power samples: the mean is over all of them, the energy is each round's trapezoid
-    between its own samples, added up; `tokens_per_battery_pct` needs only the battery drop."""
-    t, power_w, plugged = samples.arrays
-    inside = np.zeros(len(t), dtype=bool)
-    per_round = []
+    A span in which a host reading or a timed trial says charging or plugged gives no figure
+    at all: a charging phone's battery current is the charger's, not the load. Otherwise each
+    span's joules are the trapezoid of the power readings inside it, from the power at its
+    start to the power at its end (interpolated between the readings around each end, or the
+    nearest held when it is within `hold_s`); every span must have both, else
+    `span too short`. The mean is time-weighted: the joules over the spans' seconds.
+    `tokens_per_battery_pct` adds up each span's own battery drop."""
+    a = readings.arrays
+    inside = np.zeros(len(a.t), dtype=bool)
     for lo, hi in spans.bounds:
-        here = (t >= lo) & (t <= hi)
-        inside |= here
-        per_round.append(here & ~np.isnan(power_w))
-    if spans.plugged or bool(plugged[inside].any()):
+        inside |= (a.t >= lo) & (a.t <= hi)
+    if spans.plugged or bool(a.plugged[inside].any()):
         return Energy(energy_note="charging")
-    drop = None if battery_start is None or battery_end is None else battery_start - battery_end
-    per_pct = tokens / drop if drop is not None and drop >= 1 else None
-    count = sum(int(here.sum()) for here in per_round)
-    if count < 2:
-        note: EnergyNote = "no power samples" if count == 0 else "span too short"
-        return Energy(tokens_per_battery_pct=per_pct, energy_note=note)
-    joules = sum(_trapezoid(power_w[here], t[here]) for here in per_round)
-    energy_j = round(joules, 1)
+    per_pct = _tokens_per_battery_pct(spans, a, tokens)
+    if not any(_power_near(a, lo, hi) for lo, hi in spans.bounds):
+        return Energy(tokens_per_battery_pct=per_pct, energy_note="no power samples")
+    joules = [_span_joules(a, lo, hi) for lo, hi in spans.bounds]
+    if any(j is None for j in joules):
+        return Energy(tokens_per_battery_pct=per_pct, energy_note="span too short")
+    total = sum(j for j in joules if j is not None)
+    energy_j = round(total, 1)
     return Energy(
-        power_w_mean=float(power_w[np.logical_or.reduce(per_round)].mean()),
+        power_w_mean=total / sum(hi - lo for lo, hi in spans.bounds),
         energy_j=energy_j,
         j_per_token=round(energy_j / tokens, 4) if tokens > 0 else None,
         tokens_per_battery_pct=per_pct,
     )
 
 
-def with_energy(summary: ArmSummary, spans: Spans, samples: PowerSamples) -> ArmSummary:
+def _power_near(a: ReadingArrays, lo: float, hi: float) -> bool:
+    """A power reading inside the span, or within `hold_s` of it."""
+    return bool(((a.power_t >= lo - a.hold_s) & (a.power_t <= hi + a.hold_s)).any())
+
+
+def _span_joules(a: ReadingArrays, lo: float, hi: float) -> float | None:
+    """The trapezoid over the whole span; None when an end has no power or it has no length."""
+    start, end = _power_at(a, lo), _power_at(a, hi)
+    if start is None or end is None or hi <= lo:
+        return None
+    between = (a.power_t > lo) & (a.power_t < hi)
+    t = np.concatenate(([lo], a.power_t[between], [hi]))
+    power = np.concatenate(([start], a.power_w[between], [end]))
+    return float(((power[1:] + power[:-1]) / 2 * np.diff(t)).sum())
+
+
+def _power_at(a: ReadingArrays, at: float) -> float | None:
+    """The power at `at`: interpolated between the readings around it, or the nearest held
+    when none lies beyond it and it is within `hold_s`."""
+    t = a.power_t
+    if not len(t):
+        return None
+    if t[0] <= at <= t[-1]:
+        return float(np.interp(at, t, a.power_w))
+    nearest = 0 if at < t[0] else -1
+    return float(a.power_w[nearest]) if abs(t[nearest] - at) <= a.hold_s else None
+
+
+def _tokens_per_battery_pct(spans: Spans, a: ReadingArrays, tokens: int) -> float | None:
+    """Tokens over the spans' summed battery drop (each span's: the last reading at or
+    before its start, or its first inside when none came before, minus the last at or before
+    its end); null under a drop of 1."""
+    drop = 0.0
+    for lo, hi in spans.bounds:
+        start, end = np.searchsorted(a.battery_t, [lo, hi], side="right") - 1
+        if start < 0 and len(a.battery_t) and a.battery_t[0] <= hi:
+            start = 0  # a log whose app said no battery before its first trial
+        if start < 0:
+            return None
+        drop += float(a.battery[start] - a.battery[end])
+    return tokens / drop if spans.bounds and drop >= 1 else None
+
+
+def with_energy(summary: ArmSummary, spans: Spans, readings: EnergyReadings) -> ArmSummary:
     """`summary` with its energy figures recomputed from new readings (the live arms table:
     far cheaper than the whole summary)."""
-    start, end = summary.battery_start, summary.battery_end
-    energy = energy_figures(spans, samples, summary.tokens, start, end)
+    energy = energy_figures(spans, readings, summary.tokens)
     return dataclasses.replace(summary, **asdict(energy))
 
 
@@ -335,11 +437,6 @@ def _says_plugged(event: TelemetryEvent) -> bool:
         or event.plugged is True
         or (isinstance(state, str) and state in PLUGGED_STATES)
     )
-
-
-def _trapezoid(power: np.ndarray, t: np.ndarray) -> float:
-    """Joules between the first and the last sample (none before one, or after the other)."""
-    return float(((power[1:] + power[:-1]) / 2 * np.diff(t)).sum())
 
 
 def _finite(value: object) -> float:

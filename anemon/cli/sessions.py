@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anemon.cli.common import write_stdout
+from anemon.events import SUMMARY_VERSION
 from anemon.recording.writer import DEFAULT_DIR
 from anemon.text import printable
 
@@ -63,14 +64,17 @@ def row_cells(entry: Entry) -> tuple[str, ...]:
         "\n".join(arm.name for arm in entry.arms),
         status,
         trials,
-        "\n".join(_j_per_token(arm) for arm in entry.arms),
+        "\n".join(_j_per_token(arm, entry.summary_version) for arm in entry.arms),
     )
 
 
-def _j_per_token(arm: ArmEntry) -> str:
-    if arm.j_per_token is not None:
-        return f"{arm.j_per_token:.3f}"
-    return arm.energy_note or "—"
+def _j_per_token(arm: ArmEntry, rules: int | None) -> str:
+    """J/token as the closing summary gave it; one made by the energy rules before version 3
+    (which read short rounds low) says so."""
+    if arm.j_per_token is None:
+        return arm.energy_note or "—"
+    older = " (v2 rules)" if rules is None or rules < SUMMARY_VERSION else ""
+    return f"{arm.j_per_token:.3f}{older}"
 
 
 def _print_table(index: Index, directory: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from anemon.clock import Clock
 from anemon.devices.base import DeviceInfo
-from anemon.events import MarkerEvent, SummaryEvent
+from anemon.events import SUMMARY_VERSION, MarkerEvent, SummaryEvent
 from anemon.feeds import RECORDING_STOPPED, Listener, RunControls
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, RecordingError
@@ -190,4 +190,5 @@ def closing_summary(
         os_build=os_build or None,
         trials=sum(s.trials for s in summaries),
         arms=tuple(s.to_json() for s in summaries),
+        summary_version=SUMMARY_VERSION,
     )

@@ -58,6 +58,7 @@ RANGES = MappingProxyType(
         "gen": _COUNT,
         "trials": _COUNT,
         "warnings": _COUNT,
+        "summary_version": _COUNT,
         # rates
         "prompt_tps": _RATE,
         "decode_tps": _RATE,

@@ -61,6 +61,8 @@ class Entry:
     trials: int | None = None
     note: str | None = None
     """Why there is no summary (None: there is one)."""
+    summary_version: int | None = None
+    """The rules of its summary's figures (None: a summary made before version 3)."""
 
     @property
     def summarized(self) -> bool:
@@ -170,6 +172,7 @@ def _with_summary(entry: Entry, summary: SummaryEvent) -> Entry:
         arms=tuple(arm for arm in map(_arm, summary.arms) if arm is not None),
         status=summary.status,
         trials=summary.trials,
+        summary_version=summary.summary_version,
     )
 
 
@@ -269,6 +272,7 @@ def entry_json(entry: Entry, changes: Iterable[OsChange] = ()) -> dict[str, obje
         "j_per_token": {arm.name: arm.j_per_token for arm in entry.arms},
         "energy_note": {arm.name: arm.energy_note for arm in entry.arms},
         "summary": entry.summarized,
+        "summary_version": entry.summary_version,
         "note": entry.note,
         "warnings": [c.message() for c in changes if c.path == entry.path],
     }

@@ -102,6 +102,9 @@ class ArmSeries:
     """Each trial's battery state as its code (`BATTERY_CODES`, `battery_states()`)."""
     rounds: int = 0
     """How many times the arm was launched (START lines seen)."""
+    began: array = field(default_factory=lambda: array("d"))
+    """Per launch, the session time of its last line before any trial: its LOAD, else its
+    START (where an energy span begins when no warm-up came before the first timed trial)."""
     errors: int = 0
     start: StartEvent | None = None
     load: LoadEvent | None = None
@@ -225,13 +228,17 @@ class Session:
         if arm.rounds == 0:
             arm.cooldown_s = cooled
         arm.rounds += 1
+        arm.began.append(event.t)
         arm.start = event
         arm.round_end = arm.round_error = arm.verdict = arm.abort = None
         arm.outcome_events += 1
         self.free_gb.append(event.t, event.free_gb)
 
     def _on_load(self, event: LoadEvent) -> None:
-        self._record_arm(event).load = event
+        arm = self._record_arm(event)
+        arm.load = event
+        if arm.began:  # the launch's LOAD: a later line than its START
+            arm.began[-1] = event.t
 
     def _on_trial(self, event: TrialEvent) -> None:
         self._record_arm(event).add_trial(event)

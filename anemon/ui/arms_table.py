@@ -16,7 +16,7 @@ from anemon.analysis.compare import (
     signed,  # compare's Δ cells: the same words
 )
 from anemon.analysis.render import COLUMNS, DROP_ORDER, cells, status_cell
-from anemon.analysis.summary import ArmSummary, PowerSamples, Spans, summarize_arm, with_energy
+from anemon.analysis.summary import ArmSummary, EnergyReadings, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
 from anemon.ui.series import SHOWN_ARMS, left_out, left_out_text
@@ -105,7 +105,7 @@ def frozen_copy(arm: ArmSeries, rows: int) -> ArmSeries:
     )
 
 
-def frozen_samples(samples: PowerSamples) -> PowerSamples:
+def frozen_samples(samples: EnergyReadings) -> EnergyReadings:
     """The host's readings as a worker reads them: the arrays copied now, on the loop (a copy
     whose cached arrays never change; the original goes on growing)."""
     samples.arrays  # noqa: B018 (computes and caches the copies on the loop)
@@ -113,7 +113,7 @@ def frozen_samples(samples: PowerSamples) -> PowerSamples:
 
 
 def summarize(
-    arm: ArmSeries, samples: PowerSamples, known: _Shown | None, key: _Key
+    arm: ArmSeries, samples: EnergyReadings, known: _Shown | None, key: _Key
 ) -> tuple[Spans, ArmSummary]:
     """An arm's spans and summary: only its energy figures when only the readings changed."""
     if known is not None and known.key == key:
@@ -179,7 +179,7 @@ class ArmsTable(DataTable, can_focus=False):
         self.rebuild = False
         """Rows left the table: `show` lays every row out again."""
         self.shown: dict[str, _Shown] = {}
-        self.samples = PowerSamples()
+        self.samples = EnergyReadings()
         self.session_id: int | None = None
         self.session: Session | None = None
         self.pending: set[str] = set()
@@ -245,14 +245,14 @@ class ArmsTable(DataTable, can_focus=False):
             self.session_id = id(session)
             self.shown.clear()
             self.pending.clear()
-            self.samples = PowerSamples()
+            self.samples = EnergyReadings()
             self.rows_shown.clear()
             self.changed.clear()
             self.left_out = 0
             self.rebuild = False
             self.clear()
         self.session = session
-        self.samples.update(session.telemetry)
+        self.samples.update(session)
         readings = len(self.samples)
         arms = session.recent_arms(SHOWN_ARMS)
         self._leave_out(left_out(session), {arm.name for arm in arms})

@@ -91,11 +91,12 @@ def test_a_raw_log_exports_too(tmp_path):
     db = export(tmp_path, SPEC)
     assert query(db, "SELECT recording_version, device FROM sessions") == [(None, None)]
     assert query(db, "SELECT COUNT(*) FROM arms") == [(2,)]
+    assert query(db, "SELECT DISTINCT summary_version FROM arms") == [(3,)]
 
 
 def test_the_arm_columns_are_every_summary_key_with_a_safe_name():
     names = [name for name, _ in arm_columns()]
-    assert names == [f.name for f in ArmSummary.__dataclass_fields__.values()]
+    assert names == [*(f.name for f in ArmSummary.__dataclass_fields__.values()), "summary_version"]
     assert all(name.isidentifier() and name.islower() for name in names)
 
 

@@ -99,3 +99,19 @@ def test_the_default_dir_is_anemon_recordings(capsys, tmp_path, monkeypatch):
     make_recording(tmp_path / "anemon-recordings" / "x.jsonl")
     code, out, _ = run(capsys, "sessions", "--format", "json")
     assert code == 0 and [r["path"] for r in json.loads(out)] == ["anemon-recordings/x.jsonl"]
+
+
+def test_a_j_per_token_made_by_the_version_2_rules_is_marked(capsys, tmp_path):
+    """The battery sample's closing summary follows the energy rules of version 3; the same
+    summary without `summary_version` (written before them) has its J/token marked."""
+    sample = Path(__file__).parents[2] / "recordings" / "sim-battery-1b.jsonl"
+    *events, last = sample.read_text().splitlines()
+    summary = json.loads(last)
+    assert summary["kind"] == "summary" and summary.pop("summary_version") == 3
+    (tmp_path / "new.jsonl").write_text(sample.read_text())
+    (tmp_path / "old.jsonl").write_text("\n".join([*events, json.dumps(summary)]) + "\n")
+    code, out, _ = run(capsys, "sessions", str(tmp_path), "--format", "json")
+    rows = {Path(r["path"]).name: r for r in json.loads(out)}
+    assert (rows["new.jsonl"]["summary_version"], rows["old.jsonl"]["summary_version"]) == (3, None)
+    code, out, _ = run(capsys, "sessions", str(tmp_path))
+    assert code == 0 and out.count("(v2 rules)") == 2  # the old one's two arms, not the new's

@@ -115,7 +115,8 @@ def test_summary_md_shows_j_per_token(tmp_path, capsys):
     title, _, header, _, row = capsys.readouterr().out.splitlines()[:5]
     assert title.startswith("### ") and title.endswith("power.jsonl")
     assert header.endswith("| W mean | J/token |")
-    assert row.endswith("| 3.67 | 0.0977 |")  # (35 + 40) J / 768 tokens
+    # (30 + 35 + 40) J / 768 tokens: the span from the START at 0, 3 W held from the reading at 10
+    assert row.endswith("| 3.50 | 0.1367 |")
 
 
 def test_summary_json_and_csv_carry_the_energy_keys(tmp_path, capsys):
@@ -123,14 +124,13 @@ def test_summary_json_and_csv_carry_the_energy_keys(tmp_path, capsys):
     assert main(["summary", "--format", "json", path]) == 0
     (arm,) = json.loads(capsys.readouterr().out)
     assert {k: arm[k] for k in ("energy_j", "j_per_token", "tokens_per_battery_pct")} == {
-        "energy_j": 75.0, "j_per_token": 0.0977, "tokens_per_battery_pct": 384.0,
+        "energy_j": 105.0, "j_per_token": 0.1367, "tokens_per_battery_pct": 384.0,
     }  # fmt: skip
-    assert arm["energy_note"] is None and arm["power_w_mean"] == pytest.approx(11 / 3)
+    assert arm["energy_note"] is None and arm["power_w_mean"] == pytest.approx(3.5)
+    assert arm["summary_version"] == 3
     assert main(["summary", "--format", "csv", path]) == 0
     header, row = capsys.readouterr().out.splitlines()
-    assert row.endswith(
-        ",3.6666666666666665,75.0,0.0977,384.0,,incomplete,the log stops with no END,1,50.00,—"
-    )
+    assert row.endswith(",3.5,105.0,0.1367,384.0,,incomplete,the log stops with no END,1,50.00,—,3")
     assert row.startswith(f"{path},ane,")
     assert "power_w_mean,energy_j,j_per_token,tokens_per_battery_pct,energy_note" in header
 

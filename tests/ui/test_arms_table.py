@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from textual.app import App, ComposeResult
 
-from anemon.analysis.summary import PowerSamples
+from anemon.analysis.summary import EnergyReadings
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
 from anemon.store import Session
 from anemon.ui import arms_table
@@ -33,9 +33,9 @@ def watts(t: float, w: float, charging: bool = False) -> TelemetryEvent:
 EVENTS: list[Event] = [
     StartEvent(t=0, wall=0, arm="plugged"), trial(1, "plugged", "charging"),
     trial(2, "plugged", "charging"), watts(1.5, 5.0, charging=True),
-    StartEvent(t=10, wall=10, arm="battery"), trial(11, "battery"), watts(11, 3.0),
+    StartEvent(t=11, wall=11, arm="battery"), trial(11, "battery"), watts(11, 3.0),
     watts(21, 5.0), trial(21, "battery"),
-    StartEvent(t=30, wall=30, arm="unread"), trial(31, "unread"), trial(41, "unread"),
+    StartEvent(t=60, wall=60, arm="unread"), trial(61, "unread"), trial(71, "unread"),
 ]  # fmt: skip
 
 
@@ -60,7 +60,7 @@ async def test_j_per_token_or_why_not_in_both_tables() -> None:
 async def test_new_readings_alone_update_the_energy_figures() -> None:
     app = Tables()
     async with app.run_test(size=(120, 20)) as pilot:
-        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1, "a"),
+        session = Session.from_events([StartEvent(t=1, wall=1, arm="a"), trial(1, "a"),
                                        watts(1, 2.0), trial(11, "a")])  # fmt: skip
         table = app.query_one("#wide", ArmsTable)
         table.show(session)
@@ -249,11 +249,13 @@ def test_a_frozen_copy_does_not_follow_the_arm_and_leaves_it_free_to_grow() -> N
 
 
 def test_frozen_samples_keep_the_readings_they_were_taken_with() -> None:
-    samples = PowerSamples.of([watts(1, 2.0), watts(2, 3.0)])
+    session = Session.from_events([watts(1, 2.0), watts(2, 3.0)])
+    samples = EnergyReadings.of(session)
     frozen = arms_table.frozen_samples(samples)
-    samples.update([watts(1, 2.0), watts(2, 3.0), watts(3, 4.0)])
-    assert frozen.arrays[1].tolist() == [2.0, 3.0]
-    assert samples.arrays[1].tolist() == [2.0, 3.0, 4.0]
+    session.add(watts(3, 4.0))
+    samples.update(session)
+    assert frozen.arrays.power_w.tolist() == [2.0, 3.0]
+    assert samples.arrays.power_w.tolist() == [2.0, 3.0, 4.0]
 
 
 async def test_columns_that_do_not_fit_whole_are_left_out_not_cut() -> None:
