@@ -98,6 +98,8 @@ class Dashboard(App[None]):
         self.mounted = False
         self._leave_when_mounted = False
         self.overview: Overview | None = None
+        self._failures: set[tuple[Run, str]] = set()
+        """The workers whose failure was said (by run and name)."""
 
     @property
     def feed(self) -> Feed:
@@ -182,8 +184,11 @@ class Dashboard(App[None]):
 
     def on_arms_table_failed(self, message: ArmsTable.Failed) -> None:
         """Every worker's failure, in one place: one toast, and a marker in its run's session
-        (recorded where the run records); the dashboard goes on."""
+        (recorded where the run records), once per worker name; the dashboard goes on."""
         pane = next((p for p in self.panes if message.table in p.panels.tables), self.pane)
+        if (pane.run, message.what) in self._failures:
+            return  # said once (each table of a run summarizes the same arm)
+        self._failures.add((pane.run, message.what))
         said = f"{message.what} failed: {type(message.error).__name__}: {message.error}"
         self.notify(pane.said(said), severity="error", timeout=10)
         try:

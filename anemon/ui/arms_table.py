@@ -198,6 +198,9 @@ class ArmsTable(DataTable, can_focus=False):
         """Arms a worker is summarizing (each re-checked when its result is put)."""
         self.summarizing: dict[Worker, str] = {}
         """Each summary worker's arm (one that fails is pending no more)."""
+        self.failed: set[str] = set()
+        """Arms whose summary raised: their rows stay as they were (said once, not retried
+        for this session)."""
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -259,6 +262,7 @@ class ArmsTable(DataTable, can_focus=False):
             self.session_id = id(session)
             self.shown.clear()
             self.pending.clear()
+            self.failed.clear()
             self.samples = PowerSamples()
             self.rows_shown.clear()
             self.changed.clear()
@@ -274,8 +278,10 @@ class ArmsTable(DataTable, can_focus=False):
             name = arm.name
             key = _arm_key(arm, session)
             known = self.shown.get(name)
-            if name in self.pending or (
-                known is not None and known.key == key and known.readings == readings
+            if (
+                name in self.pending
+                or name in self.failed
+                or (known is not None and known.key == key and known.readings == readings)
             ):
                 continue  # unchanged, or a worker has it (re-checked when it is done)
             if known is not None and known.key[:-1] == key[:-1] and known.readings == readings:
@@ -324,7 +330,9 @@ class ArmsTable(DataTable, can_focus=False):
         """A summary done in a thread: put its row, then look again (the arm may have moved on
         while it ran)."""
         if event.state == WorkerState.ERROR:
-            self.pending.discard(self.summarizing.pop(event.worker, ""))
+            name = self.summarizing.pop(event.worker, "")
+            self.pending.discard(name)
+            self.failed.add(name)
             error = event.worker.error
             assert error is not None, "a worker in error has its exception"
             self.post_message(self.Failed(self, event.worker.name, error))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -572,3 +573,37 @@ async def test_a_change_with_nothing_left_over_takes_one_round(
         app.redraw()
         app.redraw()
         assert app.rounds == rounds + 3
+
+
+async def test_a_summary_worker_that_raises_is_said_once_and_recorded_and_the_dashboard_stays(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers are named, exclusive and `exit_on_error=False`: a failure is one toast and a
+    marker in the session, never the end of the dashboard."""
+    from anemon.ui import arms_table
+
+    def broken(*_: object) -> object:
+        raise ZeroDivisionError("no trials")
+
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 0)  # every arm in a worker
+    monkeypatch.setattr(arms_table, "summarize", broken)
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for event in (
+            StartEvent(t=0.0, wall=0.0, arm="a"),
+            TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=9.0),
+        ):
+            feed.pipeline.emit(event)  # fmt: skip
+        for _ in range(3):  # the table due again: the arm is not retried
+            app.scheduler.table_at = float("-inf")
+            app.redraw(force=True)
+            # every worker ended (a failed one's `wait` raises what it failed with)
+            await asyncio.gather(*(w.wait() for w in app.workers), return_exceptions=True)
+            await pilot.pause()
+        assert app.is_running
+        said = [n.message for n in app._notifications if "failed" in n.message]
+        assert said == ["summary of a failed: ZeroDivisionError: no trials"]
+        notes = [(m.source, m.note) for m in feed.session.markers]
+        assert notes == [("dashboard", f"dashboard: {said[0]}")]
+    feed.close()
