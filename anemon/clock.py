@@ -105,11 +105,6 @@ class VirtualClock(RealClock):
             _close(self.loop)
 
 
-def clock_for(speed: float) -> RealClock:
-    """The clock of a session at `speed` (inf = `max`: a VirtualClock)."""
-    return VirtualClock() if math.isinf(speed) else RealClock(speed)
-
-
 class _JumpingSelector(selectors.DefaultSelector):
     """Polls instead of blocking, and moves the loop's virtual time to the next timer."""
 

@@ -187,6 +187,16 @@ class MarkerEvent(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RecordingFailedEvent(MarkerEvent):
+    """The recording cannot be written (a full disk; `note` says why): the session ends
+    (`feeds.lifecycle` stops every run and leaves the view) and the command exits 2. Shown as
+    the marker it is to a person; never recorded (it comes once the recorder has stopped
+    writing), so not in EVENT_TYPES."""
+
+    kind: ClassVar[str] = "recording_failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GapEvent(Event):
     """The device or the mirror became unreachable (state "begin") or came back ("end")."""
 

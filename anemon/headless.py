@@ -29,6 +29,7 @@ from anemon.events import (
     MarkerEvent,
     PhaseEvent,
     PreflightEvent,
+    RecordingFailedEvent,
     ResetEvent,
     StartEvent,
     TextEvent,
@@ -39,9 +40,8 @@ from anemon.store import Session
 from anemon.text import printable
 
 if TYPE_CHECKING:
-    from anemon.feeds import Feed
     from anemon.feeds.lifecycle import Ending
-    from anemon.feeds.several import SeveralRuns
+    from anemon.feeds.runs import Runs
 
 PIPE_WIDTH = 160
 """Console width when output is not a terminal (rich's 80 would fold the summary table)."""
@@ -89,6 +89,7 @@ _LINES: dict[type, tuple[str, Callable]] = {
     TextEvent: ("dim", lambda e: e.line),
     PhaseEvent: ("cyan", lambda e: f"phase {e.phase}" + (f": {e.reason}" if e.reason else "")),
     MarkerEvent: ("magenta", lambda e: f"marker: {e.note}"),
+    RecordingFailedEvent: ("magenta", lambda e: f"marker: {e.note}"),  # a marker to a person
     GapEvent: ("yellow", lambda e: f"gap {e.state}: {e.reason}"),
     ResetEvent: ("yellow", lambda e: f"new log: {e.reason}"),
     CooldownEvent: ("cyan", _cooldown),
@@ -171,44 +172,34 @@ class HeadlessView:
             self.console.print(Text(f"{session.warnings} value(s) did not parse", style="yellow"))
 
 
-def run_headless(feed: Feed, view: HeadlessView | None = None) -> Ending:
-    """Run `feed` to its end (or SIGINT/SIGTERM), printing its events as they come; the
-    summary is the caller's (`view.finish`), as not every ending wants one."""
-    from anemon.feeds.lifecycle import run_feed_sync  # here: `summary` needs no feed (asyncio)
+def run_headless(runs: Runs, console: Console | None = None) -> Ending:
+    """Run `runs` to their end (or SIGINT/SIGTERM), printing each run's events as they come
+    on one console (each line prefixed with its device when there are several); the summary
+    is the caller's (`HeadlessView.finish`), as not every ending wants one."""
+    from anemon.feeds.lifecycle import run_feeds_sync  # here: `summary` needs no feed (asyncio)
 
-    view = view or HeadlessView()
-    feed.subscribe(view.handle)
-    with _reader_gone_stops(view.console, feed):
-        return run_feed_sync(feed)
+    console = console or make_console()
+    for run in runs:
+        run.feed.subscribe(HeadlessView(console, device=runs.prefix(run)).handle)
+    with _reader_gone_stops(console, runs):
+        return run_feeds_sync(runs)
 
 
 @contextmanager
-def _reader_gone_stops(console: Console, feed: Feed) -> Iterator[None]:
+def _reader_gone_stops(console: Console, runs: Runs) -> Iterator[None]:
     """stdout's reader gone mid-run (`anemon demo --headless | head -1`): printing stops and
-    the feed is stopped as a signal stops it (the recording closed), then BrokenPipeError for
-    main() (exit 141). Raised from a listener instead, it ended whichever task emitted the
-    event, and the run could wait for that task forever."""
+    the runs are stopped as a signal stops them (the recordings closed), then BrokenPipeError
+    for main() (exit 141). Raised from a listener instead, it ended whichever task emitted
+    the event, and the run could wait for that task forever."""
     gone: list[bool] = []
 
     def closed() -> None:
         if not gone:
             gone.append(True)
             console.quiet = True
-            feed.stop("stdout closed")
+            runs.stop("stdout closed")
 
     console.on_broken_pipe = closed  # type: ignore[method-assign]
     yield
     if gone:
         raise BrokenPipeError
-
-
-def run_headless_several(several: SeveralRuns, console: Console | None = None) -> Ending:
-    """`run_headless` for several runs at once: one printer per run on one console, each line
-    prefixed with its device."""
-    from anemon.feeds.lifecycle import run_feed_sync
-
-    console = console or make_console()
-    for feed, name in several.pairs:
-        feed.subscribe(HeadlessView(console, device=name).handle)
-    with _reader_gone_stops(console, several):
-        return run_feed_sync(several)

@@ -39,12 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
 from anemon.feeds.live import LiveFeed
 from anemon.feeds.replay import ReplayFeed
+from anemon.feeds.runs import Runs
 from anemon.pipeline import Pipeline
 from anemon.store import Session
 from anemon.ui.app import Dashboard
-from anemon.ui.app import is_shown as shown
 from anemon.ui.charts.chart import Chart
 from anemon.ui.layouts import resolve
+from anemon.ui.pane import is_shown as shown
 
 ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
 ALL_CHARTS = "#pair { display: block; height: 1fr; }\n#log { height: 5; }\n"
@@ -122,10 +123,10 @@ async def readings(feed: LiveFeed, period: float) -> None:
 async def full_refresh(per_arm: int, layout: Path) -> None:
     session = Session.from_events(events(per_arm, with_power=True))
     # the redraw timer out of the way: the benchmark drives the redraws
-    app = Dashboard(live_feed(session), layout, redraw_s=3600)
+    app = Dashboard(Runs.one(live_feed(session)), layout, redraw_s=3600)
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
-        charts = [c for c in app.charts if shown(c)]
+        charts = [c for c in app.pane.panels.charts if shown(c)]
         full, ticks, tables, renders, rows = [], [], [], [], []
         for i in range(20):
             session.add(trial(session.last_t + 4.5, ARMS[i % 2], per_arm + i))
@@ -144,7 +145,9 @@ async def full_refresh(per_arm: int, layout: Path) -> None:
                 await pilot.pause()  # its row put
                 rows.append(time.perf_counter() - start)
                 table = time.perf_counter()
-                for arms in app.tables:  # the arms table again, alone: its share of a refresh
+                for (
+                    arms
+                ) in app.pane.panels.tables:  # the arms table again, alone: its share of a refresh
                     arms.shown.clear()  # every arm summarized again (the readings kept)
                     arms.clear()
                     arms.show(session)
@@ -178,7 +181,7 @@ async def full_refresh(per_arm: int, layout: Path) -> None:
 
 async def idle_live(seconds: float, power_every: float | None = None) -> None:
     feed = live_feed(Session.from_events(events(500, with_power=power_every is not None)))
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(Runs.one(feed), resolve("default"))
     async with app.run_test(size=(120, 40)) as pilot:
         runners = [asyncio.create_task(trickle(feed, period=4.5))]
         if power_every is not None:
@@ -251,7 +254,7 @@ async def replay_max(count: int) -> None:
     feed = ReplayFeed(recorded, "bench (replay)", speed=math.inf)
     replayer = feed.replay
     print(f"built {len(recorded):,} events in {time.perf_counter() - made:.1f} s")
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(Runs.one(feed), resolve("default"))
     ticks: list[float] = []
     redraws: list[float] = []
     timed(app, "tick", ticks)

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.many_arms
 
 from anemon.feeds.replay import ReplayFeed
+from anemon.feeds.runs import Runs
 from anemon.recording.reader import open_source
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
@@ -50,7 +51,7 @@ def summary(log: Path, form: str) -> tuple[float, float]:
 async def dashboard(log: Path, work: Path) -> tuple[float, float]:
     """The longest hold of the loop while a replay of `log` plays at max, and `q` to exit."""
     feed = ReplayFeed(list(open_source(log)), str(log), markers_dir=work, speed=math.inf)
-    app = Dashboard(feed, resolve("default"), save_dir=work)
+    app = Dashboard(Runs.one(feed), resolve("default"), save_dir=work)
     worst = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
         while not feed.finished:

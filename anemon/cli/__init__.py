@@ -35,7 +35,7 @@ COMMANDS = ("demo", "run", "watch", "replay", "summary", "compare", "export", "s
             "serve", "preflight")  # fmt: skip
 """Each is the module anemon.cli.<name>; imported lazily so `--help` and `summary` start fast."""
 FEED_COMMANDS = frozenset({"demo", "run", "watch", "replay"})
-"""The commands that run a feed (anemon.feeds.lifecycle.run_feed): they hold signals until it."""
+"""The commands that run a feed (anemon.feeds.lifecycle.run_feeds): they hold signals until it."""
 
 
 class _Parser(argparse.ArgumentParser):

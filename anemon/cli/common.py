@@ -26,8 +26,8 @@ INTERRUPTED = 130
 
 
 class SignalHolder:
-    """The Python handler of HELD from start-up until `run_feed` takes over (and while the
-    command finishes after it): the first signal is held, and `run_feed` acts on it as soon as
+    """The Python handler of HELD from start-up until `run_feeds` takes over (and while the
+    command finishes after it): the first signal is held, and `run_feeds` acts on it as soon as
     its own handlers are in place (`take`), so a signal in the first moments ends the command
     exactly as one a moment later (feed stopped, pending lines read, abort recorded, recording
     closed, terminal restored). A second one before that (start-up hangs, the operator

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anemon.cli.common import add_metrics_option, add_record_options, add_view_options, speed
@@ -35,9 +36,8 @@ def demo_plan() -> Plan:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.cli.common import record_mode, serve_metrics
+    from anemon.cli.common import record_mode
     from anemon.cli.run import execute
 
     record_mode(args)  # here --force only replaces: it needs --record FILE
-    with serve_metrics(args) as metrics:
-        return execute(demo_plan(), args, args.speed, metrics=metrics)
+    return execute([(Path("demo.toml"), demo_plan())], args, args.speed)

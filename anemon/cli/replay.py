@@ -83,12 +83,14 @@ def run(args: argparse.Namespace) -> int:
         from anemon.ui.overlay import Overlay
 
         overlay = Overlay.of(str(args.overlay), other.session)
-    if not args.headless:
-        return INTERRUPTED if ui.launch(feed, args.layout, overlay=overlay).signal else 0
-    from anemon.headless import HeadlessView, run_headless
+    from anemon.feeds.runs import Runs
 
-    view = HeadlessView()
-    if run_headless(feed, view).signal:
+    if not args.headless:
+        return INTERRUPTED if ui.launch(Runs.one(feed), args.layout, overlay=overlay).signal else 0
+    from anemon.headless import HeadlessView, make_console, run_headless
+
+    view = HeadlessView(make_console())
+    if run_headless(Runs.one(feed), view.console).signal:
         return INTERRUPTED
     view.finish(feed.session, title=feed.title)
     if overlay is not None:

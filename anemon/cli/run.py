@@ -1,6 +1,6 @@
 """`anemon run PLAN.toml...`: execute bench plans (docs/spec/plan.md) on devices or the simulator.
 
-Several plans run at once, one per device (`feeds.several.SeveralRuns`): one recording each
+Several plans run at once, one per device (`feeds.runs.Runs`): one recording each
 (`--record FILE` names one, so it is refused), one dashboard with a tab per device, headless
 lines prefixed with the device. Two plans naming the same device: exit 2 before anything starts.
 The exit status is then the worst of the runs': 130 if any was aborted, else 2 if any waited
@@ -34,10 +34,8 @@ from anemon.errors import AnemonError
 from anemon.text import printable
 
 if TYPE_CHECKING:
-    from anemon.clock import RealClock
     from anemon.control.plan import Plan
     from anemon.feeds.plan import PlanRun
-    from anemon.metrics import Exporter
     from anemon.recording.writer import Recorder
 
 DASHBOARD_MAX_SPEED = 600.0
@@ -70,29 +68,33 @@ def run(args: argparse.Namespace) -> int:
         if args.speed is not None and plan.device.kind != "sim":
             where = f"{path}: " if len(plans) > 1 else ""
             raise AnemonError(f'{where}--speed is for the simulator only (device.kind = "sim")')
-    if len(plans) > 1:
-        return execute_several(plans, args, args.speed or 1.0, force=args.force)
-    with serve_metrics(args) as metrics:
-        return execute(plans[0][1], args, args.speed or 1.0, force=args.force, metrics=metrics)
+    return execute(plans, args, args.speed or 1.0, force=args.force)
 
 
 def execute(
-    plan: Plan,
+    plans: list[tuple[Path, Plan]],
     args: argparse.Namespace,
     speed_x: float,
     *,
     force: bool = False,
-    metrics: Exporter | None = None,
 ) -> int:
-    """Run `plan` in the dashboard or headless, recorded unless --no-record; the exit status.
+    """Run every plan at once (one device each; two on one device: exit 2 before anything
+    starts), in the dashboard or headless, each recorded unless --no-record; the worst exit
+    status of the runs. With several, what is said of a run starts with its device.
 
-    `force`: go on when a check fails (the battery protocol's waits time out). `metrics`:
-    the --metrics endpoint, filled from the run (the device labelled by its id, else kind)."""
-    from anemon.cli.common import open_recorder, record_mode, recording_note
-    from anemon.clock import clock_for
-    from anemon.feeds.plan import PlanRun
+    `force`: go on when a check fails (the battery protocol's waits time out). The
+    --metrics endpoint is filled from every run (each device labelled by its id, else kind)."""
+    from anemon.cli.common import record_mode, recording_note
+    from anemon.feeds.runs import Runs, check_distinct, label
     from anemon.headless import HeadlessView, make_console, run_headless
 
+    check_distinct(plans)
+    several = len(plans) > 1
+    if several and args.record is not None:
+        raise AnemonError(
+            "--record FILE names one recording: with several plans each run records under its "
+            "own default name (or --no-record)"
+        )
     record_mode(args, force_alone=True)  # --append/--force that cannot apply: before anything
     if not args.headless:
         from anemon import ui
@@ -100,99 +102,60 @@ def execute(
         ui.resolve(args.layout or "default")  # a bad layout is a usage error before anything starts
         if math.isinf(speed_x):
             speed_x = DASHBOARD_MAX_SPEED
-    # Claimed now (an existing FILE refused before anything starts); the header once the
-    # device has answered.
-    recorder = open_recorder(args, plan.tag, force_alone=True)
-    try:
-        feed = PlanRun(
-            plan, clock_for(speed_x), record=recorder, force=force, keys=not args.headless
-        )
-    except BaseException:
-        if recorder is not None:
-            recorder.close()
-        raise
-    if metrics is not None:
-        metrics.watch(feed.subscribe, plan.device.id or plan.device.kind, plan.tag)
-    print(recording_note(recorder), file=sys.stderr)
-    view = HeadlessView(make_console())
-    ending = run_headless(feed, view) if args.headless else ui.launch(feed, args.layout)
-    # The table stays in the terminal's scrollback, for the lab notes.
-    view.finish(feed.session, title=feed.title)
-    for line in outcome_lines(feed, ending.signal):
-        view.console.print(line, markup=False, highlight=False)
-    return _exit_status(feed)
-
-
-def execute_several(
-    plans: list[tuple[Path, Plan]],
-    args: argparse.Namespace,
-    speed_x: float,
-    *,
-    force: bool = False,
-) -> int:
-    """Run every plan at once (one device each), in one dashboard or headless; the worst
-    exit status of the runs."""
-    from anemon.cli.common import open_recorder, record_mode, recording_note
-    from anemon.feeds.several import SeveralRuns, check_distinct, label, shared_clocks
-    from anemon.headless import HeadlessView, make_console, run_headless_several
-
-    check_distinct(plans)
-    if args.record is not None:
-        raise AnemonError(
-            "--record FILE names one recording: with several plans each run records under its "
-            "own default name (or --no-record)"
-        )
-    record_mode(args, force_alone=True)
-    if not args.headless:
-        from anemon import ui
-
-        ui.resolve(args.layout or "default")
-        if math.isinf(speed_x):
-            speed_x = DASHBOARD_MAX_SPEED
     with serve_metrics(args) as metrics:
-        runs: list[PlanRun] = []
-        try:
-            for (_, plan), clock in zip(plans, shared_clocks([speed_x] * len(plans)), strict=True):
-                recorder = open_recorder(args, plan.tag, force_alone=True)
-                runs.append(_plan_run(plan, clock, recorder, force=force,
-                                      keys=not args.headless))  # fmt: skip
-        except BaseException:
-            for run_ in runs:
-                run_.close()
-            raise
-        several = SeveralRuns(runs, [label(plan) for _, plan in plans])
-        console = make_console()
-        for feed, name in several.pairs:
+        feeds = _plan_runs(plans, args, speed_x, force=force)
+        runs = Runs.of(feeds, [label(plan) for _, plan in plans])
+        for run, feed in zip(runs, feeds, strict=True):
             if metrics is not None:
-                metrics.watch(feed.subscribe, feed.plan.device.id or name, feed.plan.tag)
-            print(f"{printable(name)}: {recording_note(feed.recorder)}", file=sys.stderr)
-        if args.headless:
-            ending = run_headless_several(several, console)
-        else:
-            ending = ui.launch_several(several, args.layout)
+                metrics.watch(feed.subscribe, feed.plan.device.id or run.label, feed.plan.tag)
+            print(_said(runs.prefix(run), recording_note(feed.recorder)), file=sys.stderr)
+        console = make_console()
+        ending = run_headless(runs, console) if args.headless else ui.launch(runs, args.layout)
+    # The tables stay in the terminal's scrollback, for the lab notes.
     view = HeadlessView(console)
-    for i, (feed, name) in enumerate(several.pairs):
-        view.finish(feed.session, title=f"{printable(name)}: {feed.title}")
+    for run, feed in zip(runs, feeds, strict=True):
+        prefix = runs.prefix(run)
+        view.finish(feed.session, title=_said(prefix, feed.title))
         lines = outcome_lines(feed, ending.signal)
-        if i in several.errors:
-            lines.append(f"failed: {several.errors[i]}")
+        if run in ending.failures:
+            lines.append(f"failed: {ending.failures[run]}")
         for line in lines:
-            view.console.print(f"{printable(name)}: {line}", markup=False, highlight=False)
-    return worst_status([_exit_status(feed) for feed in several.feeds])
+            view.console.print(_said(prefix, line), markup=False, highlight=False)
+    return worst_status([_exit_status(feed) for feed in feeds])
 
 
-def _plan_run(
-    plan: Plan, clock: RealClock, recorder: Recorder | None, *, force: bool, keys: bool
-) -> PlanRun:
-    """The run of one plan; its claimed recording freed if the run cannot be made."""
+def _said(prefix: str | None, text: str) -> str:
+    """`text` about one run: after its device, when several run."""
+    return f"{printable(prefix)}: {text}" if prefix else text
+
+
+def _plan_runs(
+    plans: list[tuple[Path, Plan]], args: argparse.Namespace, speed_x: float, *, force: bool
+) -> list[PlanRun]:
+    """A run per plan: its recording claimed first (an existing FILE refused before anything
+    starts; the header once the device has answered), then the clocks (`shared_clocks`) and
+    the runs. What cannot be made frees what was claimed."""
+    from anemon.cli.common import open_recorder
     from anemon.feeds.plan import PlanRun
+    from anemon.feeds.runs import shared_clocks
 
+    recorders: list[Recorder | None] = []
+    feeds: list[PlanRun] = []
     try:
-        return PlanRun(plan, clock, record=recorder, force=force, keys=keys)
+        for _, plan in plans:
+            recorders.append(open_recorder(args, plan.tag, force_alone=True))
+        clocks = shared_clocks([speed_x] * len(plans))
+        for (_, plan), clock, recorder in zip(plans, clocks, recorders, strict=True):
+            feeds.append(PlanRun(plan, clock, record=recorder, force=force,
+                                 keys=not args.headless))  # fmt: skip
     except BaseException:
-        if recorder is not None:
-            recorder.close()
+        for feed in feeds:
+            feed.close()
+        for recorder in recorders[len(feeds) :]:
+            if recorder is not None:
+                recorder.close()  # also when it never began: the claimed name is freed
         raise
+    return feeds
 
 
 def worst_status(statuses: list[int]) -> int:

@@ -96,14 +96,15 @@ def _watch(args: argparse.Namespace) -> int:
             device = (args.id or args.device) if args.device else args.path.name
             metrics.watch(feed.subscribe, device, feed.tag)
         print(_recording_note(feed), file=sys.stderr)
-        from anemon.headless import HeadlessView, run_headless
+        from anemon.feeds.runs import Runs
+        from anemon.headless import HeadlessView, make_console, run_headless
 
-        view = HeadlessView()
+        console = make_console()
         if args.headless:
-            run_headless(feed, view)
+            run_headless(Runs.one(feed), console)
         else:
-            ui.launch(feed, args.layout)
-        view.finish(feed.session, title=feed.title)  # kept in the scrollback
+            ui.launch(Runs.one(feed), args.layout)
+        HeadlessView(console).finish(feed.session, title=feed.title)  # kept in the scrollback
     return 0
 
 

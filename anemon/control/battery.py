@@ -95,6 +95,23 @@ class Wait:
     """What is asked of the cable (False: out, True: back in), for a backend that plays the
     operator; None: nothing it should do (the `unplug` fault pulls the cable itself)."""
 
+    @property
+    def asked(self) -> Prompt:
+        """The wait as a view shows it while it lasts."""
+        return Prompt(self.prompt, keys_only=self.done is None)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What the operator is being asked now (`Controller.prompt`), for a view: the question,
+    and what ends the wait besides an abort (X)."""
+
+    question: str
+    """As the `Wait` says it ("unplug the phone now (battery protocol)")."""
+    keys_only: bool
+    """Only k ends it (the host cannot tell whether it was done: k confirms); False: the
+    phone's telemetry ends it, or k goes on without it."""
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:

@@ -27,6 +27,7 @@ from anemon.control.battery import (
     BatteryHost,
     BatteryProtocol,
     Ending,
+    Prompt,
     Wait,
     expected_run_s,
 )
@@ -133,9 +134,10 @@ class Controller:
         self.feed = LineFeed(pipeline, self.source, self.attribution.arm_of)
         self.phase: Phase = "idle"
         self.arm: str | None = None
-        self.prompt: str | None = None
+        self.prompt: Prompt | None = None
         """What the operator is asked to do now (battery protocol, `ask`), else None."""
         self.paused = False
+        """The queue is held (`pause_queue`): no further arm starts until resumed."""
         self.aborting = False
         self.gap = False
         self.telemetry: Telemetry | None = None
@@ -186,7 +188,7 @@ class Controller:
             self._arms_over.set()
             if replug is not None:
                 if self.prompt is not None:  # asked beside the last launch, still waiting
-                    self.set_phase("idle", None, self.prompt)
+                    self.set_phase("idle", None, self.prompt.question)
                 await replug
             await self._battery.replug(arms_over=True)  # if the last launch never came
             await self.clock.sleep(self.plan.device.poll_s * 1.5)  # one more pull
@@ -390,7 +392,7 @@ class Controller:
         operator goes on (k), the session is aborted, or it times out with `force`; telemetry
         is read every ASKING_TELEMETRY_S meanwhile. The ending is a marker."""
         asking = self._asking = _Asking(wait)
-        self.prompt = wait.prompt
+        self.prompt = wait.asked
         self.marker_now(wait.prompt, source="prompt")
         await self._operate(wait)
         self._poll_now.set()

@@ -2,26 +2,28 @@
 
 The dashboard and the headless printer take a `Feed`; neither knows which kind it has. What a
 view may use is declared here and nowhere else: a feed offers replay controls (`replay`) or
-run controls (`controls`) or neither, never probed for. `lifecycle.run_feed` runs any feed.
+run controls (`controls`) or neither, never probed for. `lifecycle.run_feeds` runs any
+feeds (`runs.Runs`: one, or several side by side).
 
 The feeds themselves: `live.LiveFeed` (the base of every live feed), `mirror.MirrorFeed`,
-`device.DeviceFeed` and `device.ConsoleFeed`, `plan.PlanRun`, `replay.ReplayFeed`.
+`device.DeviceFeed` and `device.ConsoleFeed`, `plan.PlanRun`, `replay.ReplayFeed`; what a command
+runs and a view shows is `runs.Runs`, one or several of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from anemon.clock import Clock
 from anemon.events import Event
 from anemon.store import Session
 
+if TYPE_CHECKING:
+    from anemon.control.battery import Prompt
+
 Listener = Callable[[Event], None]
-RECORDING_STOPPED = "anemon:recording"
-"""The `source` of the marker a live feed emits when its recording cannot be written (a full
-disk): the session ends (`lifecycle.run_feed` leaves the view) and the command exits 2."""
 
 
 class ReplayControls(Protocol):
@@ -78,7 +80,19 @@ class ReplayControls(Protocol):
 
 
 class RunControls(Protocol):
-    """The operator's actions on a running plan (the Controller): keys, palette, signals."""
+    """The operator's actions on a running plan (the Controller): keys, palette, signals; and
+    the two states a view shows of it, read from it, never copied."""
+
+    @property
+    def paused(self) -> bool:
+        """The queue is held (`pause_queue`): no further arm starts until resumed."""
+        ...
+
+    @property
+    def prompt(self) -> Prompt | None:
+        """What the operator is being asked now (the battery protocol's unplug or replug),
+        else None."""
+        ...
 
     async def abort_arm(self) -> None:
         """Stop the arm in progress; the queue goes on."""
@@ -159,8 +173,9 @@ class Feed(Protocol):
         """`listener` sees every event from now on as it comes (a replay: as it is played)."""
         ...
 
-    def marker(self, note: str) -> None:
-        """An operator's note: becomes an event (recorded when live)."""
+    def marker(self, note: str, source: str = "operator") -> None:
+        """An operator's note (or the dashboard's own, `source`): becomes an event (recorded
+        when live)."""
         ...
 
     def stop(self, why: str = "quit") -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from anemon.clock import Clock
 from anemon.devices.base import DeviceInfo
-from anemon.events import SUMMARY_VERSION, MarkerEvent, SummaryEvent
-from anemon.feeds import RECORDING_STOPPED, Listener, RunControls
+from anemon.events import SUMMARY_VERSION, MarkerEvent, RecordingFailedEvent, SummaryEvent
+from anemon.feeds import Listener, RunControls
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, RecordingError
 from anemon.store import Session
@@ -49,15 +49,14 @@ class LiveFeed:
     def watch_recording(self, recorder: Recorder) -> None:
         """A recording that cannot be written (a full disk) ends the session: it is stopped
         (a plan run aborts: its app is stopped), the reason is said in the log panel (a
-        marker of source RECORDING_STOPPED, which `run_feed` acts on too), and `close`
-        raises it (exit 2)."""
+        `RecordingFailedEvent`, which `run_feeds` acts on too), and `close` raises it
+        (exit 2)."""
         recorder.on_error.append(self._recording_failed)
 
     def _recording_failed(self, error: RecordingError) -> None:
         t, wall = self.pipeline.stamp()
-        self.pipeline.emit(
-            MarkerEvent(t=t, wall=wall, source=RECORDING_STOPPED, note=str(error))
-        )  # fmt: skip
+        self.pipeline.emit(RecordingFailedEvent(t=t, wall=wall, source=SUMMARY_SOURCE,
+                                                note=str(error)))  # fmt: skip
         self.stop("recording failed")
 
     @property
@@ -90,9 +89,9 @@ class LiveFeed:
     def subscribe(self, listener: Listener) -> None:
         self.pipeline.subscribe(listener)
 
-    def marker(self, note: str) -> None:
+    def marker(self, note: str, source: str = "operator") -> None:
         t, wall = self.pipeline.stamp()
-        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source=source, note=note))
 
     def stop(self, why: str = "quit") -> None:
         self._stop.set()

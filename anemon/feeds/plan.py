@@ -85,8 +85,8 @@ class PlanRun(LiveFeed):
         """The plan has run (`result`), or the controller said its queue is through."""
         return self.result is not None or super().finished
 
-    def marker(self, note: str) -> None:
-        self.controller.marker_now(note)
+    def marker(self, note: str, source: str = "operator") -> None:
+        self.controller.marker_now(note, source)
 
     async def run(self) -> None:
         """Connect, record, run the plan; `result` says how it ended."""

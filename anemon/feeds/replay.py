@@ -32,7 +32,7 @@ def markers_file(source: str, directory: Path) -> Path:
 class ReplayFeed:
     """`events` played by its own Replayer (`replay`). A view either drives the replay (the
     dashboard's timer ticks it; the operator pauses, seeks, changes the speed) or lets `run`
-    play it through (headless); `lifecycle.run_feed` decides which.
+    play it through (headless); `lifecycle.run_feeds` decides which.
 
     The operator's markers are the one thing a replay adds: each is appended to a sidecar
     file (`record`), `anemon-exports/<recording stem>.markers.jsonl` by default."""
@@ -93,12 +93,12 @@ class ReplayFeed:
         for listener in self._listeners:
             listener(event)
 
-    def marker(self, note: str) -> None:
+    def marker(self, note: str, source: str = "operator") -> None:
         """On the timeline, and appended to `record` as `{"t": seconds into the recording,
         "wall": the recorded wall time there, "note"}`: opened per marker, so a kill loses
         none. A file that cannot be written raises OSError (the marker stays on screen)."""
         t, wall = self.clock.now(), self.clock.wall()
-        self.session.add(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+        self.session.add(MarkerEvent(t=t, wall=wall, source=source, note=note))
         path = self.record
         line = json.dumps({"t": self.replay.position, "wall": wall, "note": note}) + "\n"
         path.parent.mkdir(parents=True, exist_ok=True)

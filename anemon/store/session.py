@@ -29,6 +29,7 @@ from anemon.events import (
     PhaseEvent,
     PreflightEvent,
     RecordEvent,
+    RecordingFailedEvent,
     ResetEvent,
     StartEvent,
     TelemetryEvent,
@@ -317,5 +318,6 @@ _HANDLERS: dict[type[Event], Callable[[Session, Any], None]] = {
     PhaseEvent: Session._on_phase,
     CooldownEvent: Session._on_cooldown,
     MarkerEvent: Session._on_marker,
+    RecordingFailedEvent: Session._on_marker,  # a marker to a person
     GapEvent: lambda session, event: session.gaps.append(event),
 }

@@ -1,107 +1,64 @@
-"""The dashboard: wiring only. Panels live in their own modules; the feed is polled, not pushed.
+"""The dashboard: wiring for 1..N runs (`RunPane`s), their keys and timers. Panels live in
+their own modules; the feeds are polled, not pushed.
 
 A replay is driven by a timer calling `replay.tick()` (a fast replay coalesces by
-construction); a live feed runs outside the app (see `launch`). Panels redraw on a slower
-timer, each only when its data changed, charts staggered and only the visible ones.
+construction); live feeds run outside the app (see `launch`). Panels redraw on a slower
+timer, each only when its data changed, charts staggered and only the visible ones (when and
+what: `scheduler.RedrawScheduler`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.content import Content
 from textual.css.errors import StylesheetError
-from textual.dom import DOMNode
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from anemon.feeds import Feed, ReplayControls, RunControls
 from anemon.feeds.replay import EXPORTS_DIR
-from anemon.store import Session
+from anemon.feeds.runs import Run, Runs
 from anemon.text import printable
-from anemon.ui import keys, layouts
-from anemon.ui.arms_table import BRIEF, ArmsTable
-from anemon.ui.charts.chart import Chart, Charts
-from anemon.ui.charts.strips import Strip, Strips
-from anemon.ui.confirm import END_THE_RUN, Confirm
+from anemon.ui import keys, layouts, overview
+from anemon.ui.arms_table import ArmsTable
+from anemon.ui.confirm import Confirm, quit_what
 from anemon.ui.export import export_summary
 from anemon.ui.help import KeysHelp
-from anemon.ui.log_panel import LogPanel
 from anemon.ui.marker import MarkerPrompt
 from anemon.ui.overlay import Overlay
-from anemon.ui.status import StatusLine, asking, cooling, run_end
-from anemon.ui.timeline import AlertMarks, Timeline
+from anemon.ui.overview import Overview
+from anemon.ui.pane import RunPane
+from anemon.ui.scheduler import RedrawScheduler
+from anemon.ui.status import cooling
 
 BASE_CSS = Path(__file__).with_name("dashboard.tcss")
 # EXPORTS_DIR: where `e` and `s` write when not told (`save_dir`), under the cwd, made on
 # demand (git ignores it); a replay's markers go there too (`feeds.replay`)
-MAIN_CHARTS = ("decode", "power", "prefill", "thermal", "battery", "free")
-PAIR_CHARTS = ("arm-a", "arm-b")
-
-
-def is_shown(widget: Widget) -> bool:
-    """Displayed, and so is every container around it (a layout may hide either)."""
-    return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))
-
-
-TABLE_EVERY_S = 1.0
-"""At most one arms-table update a second (the per-arm summary is the costliest panel)."""
-SETTLE_ROUNDS = 10
-"""At most this many rounds after a change for the charts a round left past its budget;
-none when nothing was left."""
-ROUND_BUDGET_S = 0.03
-"""Charts drawn in one round stop once it has taken this long (the rest go next round)."""
-IDLE_AFTER_S = 2.0
-"""Nothing changed for this long: the redraw timer slows to IDLE_REDRAW_S (a live session
-between two trials wakes the process a few times a second for nothing otherwise)."""
-IDLE_REDRAW_S = 0.5
-"""The redraw timer's period while idle: the first change after a quiet spell shows within
-this; any change, or a key that redraws, brings the normal period back."""
-
-
-@dataclass(frozen=True)
-class Panels:
-    """One run's panels, held: not queried per tick (a modal on top, the marker prompt, is
-    another screen)."""
-
-    status: StatusLine
-    timeline: Timeline
-    log_panel: LogPanel
-    tables: list[ArmsTable]
-    strips: list[Strip]
-    charts: list[Chart]
-
-    @classmethod
-    def under(cls, root: DOMNode) -> Panels:
-        return cls(
-            root.query_one(StatusLine), root.query_one(Timeline), root.query_one(LogPanel),
-            list(root.query(ArmsTable)), list(root.query(Strip)), list(root.query(Chart)),
-        )  # fmt: skip
+DASHBOARD = "dashboard"
+"""The source of the markers the dashboard records itself (a worker that failed)."""
 
 
 class Dashboard(App[None]):
-    """The same screens live and in replay; `feed.session` is read fresh on every draw."""
+    """The same screens live and in replay, for one run or several (a tab each under an
+    overview strip; one run has neither); each run's session is read fresh on every draw. The
+    keys act on the run shown (`pane`)."""
 
     BINDINGS = keys.BINDINGS
-
-    quit_question = END_THE_RUN
-    """What the quit confirmation says quitting does."""
+    CSS = overview.CSS
 
     def __init__(
         self,
-        feed: Feed,
+        runs: Runs,
         layout: Path,
         *,
         save_dir: Path | None = None,
@@ -112,7 +69,7 @@ class Dashboard(App[None]):
         overlay: Overlay | None = None,
     ) -> None:
         super().__init__(css_path=[BASE_CSS, layout])
-        self.feed = feed
+        self.runs = runs
         self.layout_path = layout
         self.chosen = chosen
         """The operator named the layout (--layout): it is kept in a small terminal too."""
@@ -120,37 +77,34 @@ class Dashboard(App[None]):
         self.save_dir = save_dir or Path.cwd() / EXPORTS_DIR
         self.tick_s = tick_s
         self.redraw_s = redraw_s
-        self.log_lines = log_lines
         self.overlay = overlay
         """The reference session under the charts (`replay --overlay`); `o` hides it."""
         self.overlay_shown = overlay is not None
-        self.title = feed.title
-        self.alert_marks = AlertMarks()
-        """Alerts and the pre-flight as they come: toasts (redraw), marks on the timeline."""
-        feed.subscribe(self.alert_marks.add)
+        self.title = runs.title
+        self.panes = [RunPane(run, runs.prefix(run), log_lines=log_lines, overlay=overlay)
+                      for run in runs]  # fmt: skip
+        self.pane = self.panes[0]
+        """The run shown, which the keys act on."""
+        self.quit_question = quit_what(len(self.panes))
+        """What the quit confirmation says quitting does."""
+        self.scheduler = RedrawScheduler(redraw_s)
         self.rounds = 0
-        self.queue_paused = False
-        self.run_over = False
-        """A plan run's queue is through: its run-only keys are no longer offered."""
-        self._seen: tuple[object, ...] | None = None
-        self._next_chart = 0
-        self._chart_cost: dict[Chart, float] = {}
-        """Each chart's last draw that drew, in seconds: whether it fits a round's budget."""
-        self._table_at = float("-inf")
-        self._settling = 0
-        self._left = False
-        """The last round left charts past its budget for the next."""
-        self._table_owed = False
-        """A change came while the table waited for its second: one round when it is up."""
         self._redraw_timer: Timer | None = None
+        self._timer_s = redraw_s
+        """The redraw timer's period (the scheduler's `period_s` when it was last paced)."""
         self._tick_timer: Timer | None = None
-        self.redraw_period_s = redraw_s
-        """The redraw timer's period now: `redraw_s`, or IDLE_REDRAW_S while nothing changes."""
-        self._quiet_since = time.monotonic()
         self.confirm = Confirm()
+        """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
         self.mounted = False
         self._leave_when_mounted = False
-        """During a run, `q`, `X` and ctrl+c act only when pressed again within its window."""
+        self.overview: Overview | None = None
+        self._failures: set[tuple[Run, str]] = set()
+        """The workers whose failure was said (by run and name)."""
+
+    @property
+    def feed(self) -> Feed:
+        """The run shown's."""
+        return self.pane.feed
 
     def notify(
         self,
@@ -173,22 +127,15 @@ class Dashboard(App[None]):
         )
 
     def compose(self) -> ComposeResult:
-        yield from self.panels(self.feed, self.alert_marks)
+        if not self.runs.several:
+            yield from self.pane.compose()
+        else:
+            yield Overview(self.runs.runs, id="overview")
+            with TabbedContent(id="tabs"):
+                for i, pane in enumerate(self.panes):
+                    with TabPane(Content(printable(pane.label)), id=f"run-{i}"):  # literal text
+                        yield from pane.compose()
         yield Footer()
-
-    def panels(self, feed: Feed, alerts: AlertMarks) -> ComposeResult:
-        """One run's panels: the status line, the timeline and the body (the layouts style
-        them; a dashboard of several runs has them once per tab)."""
-        yield StatusLine(feed.title, tag=feed.tag, reads_power=feed.reads_power,
-                         status_note=lambda: feed.status_note, id="status")  # fmt: skip
-        yield Timeline(feed.replay, alerts=alerts, session=feed.session, id="timeline")
-        with Vertical(id="body"):
-            yield Charts(MAIN_CHARTS, id="charts")
-            yield Charts(PAIR_CHARTS, id="pair")
-            yield Strips(id="strips")
-            yield ArmsTable(reference=self.overlay, id="arms")
-            yield ArmsTable(BRIEF, reference=self.overlay, id="arms-brief")
-            yield LogPanel(self.log_lines, id="log")
 
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()
@@ -199,7 +146,12 @@ class Dashboard(App[None]):
         return hang_up_safe(driver)
 
     def on_mount(self) -> None:
-        self.bind_panels()
+        if self.runs.several:
+            self.overview = self.query_one(Overview)
+            for i, pane in enumerate(self.panes):
+                pane.bind(self.query_one(f"#run-{i}", TabPane))
+        else:
+            self.pane.bind(self)
         # What is alive now lives as long as the app: a replay's recording (a million event
         # objects), the modules, the widgets. A full collection walking all of it held the
         # event loop for up to ~0.5 s in a replay at `max` (bench/dashboard.py counts the
@@ -216,12 +168,6 @@ class Dashboard(App[None]):
     def on_unmount(self) -> None:
         gc.unfreeze()
 
-    def bind_panels(self) -> None:
-        """Hold the panels the timers and keys act on (a dashboard of several: each tab's)."""
-        self.hold(Panels.under(self))
-        for chart in self.charts:
-            chart.reference = self.overlay
-
     def leave(self) -> None:
         """Exit now, or once mounted: a signal or a failed recording in the first moments
         must not tear the widgets down under `on_mount`."""
@@ -230,14 +176,25 @@ class Dashboard(App[None]):
         else:
             self._leave_when_mounted = True
 
-    def hold(self, panels: Panels) -> None:
-        """The panels the timers and keys act on (a run's, in a dashboard of several)."""
-        self.status, self.timeline, self.log_panel = (
-            panels.status,
-            panels.timeline,
-            panels.log_panel,
-        )
-        self.tables, self.strips, self.charts = panels.tables, panels.strips, panels.charts
+    def run_failed(self, run: Run, error: BaseException) -> None:
+        """A run's feed stopped with an error (the others go on): said on screen."""
+        if self.is_running:
+            pane = next(p for p in self.panes if p.run is run)  # the runs it was made with
+            self.notify(pane.said(f"feed stopped: {error}"), severity="error", timeout=30)
+
+    def on_arms_table_failed(self, message: ArmsTable.Failed) -> None:
+        """Every worker's failure, in one place: one toast, and a marker in its run's session
+        (recorded where the run records), once per worker name; the dashboard goes on."""
+        pane = next((p for p in self.panes if message.table in p.panels.tables), self.pane)
+        if (pane.run, message.what) in self._failures:
+            return  # said once (each table of a run summarizes the same arm)
+        self._failures.add((pane.run, message.what))
+        said = f"{message.what} failed: {type(message.error).__name__}: {message.error}"
+        self.notify(pane.said(said), severity="error", timeout=10)
+        try:
+            pane.feed.marker(f"dashboard: {said}", source=DASHBOARD)
+        except OSError as e:  # a replay's markers file
+            self.notify(f"marker not saved: {e}", severity="error", timeout=8)
 
     def fit_terminal(self) -> None:
         """In a terminal smaller than the default layout needs, use the compact one if the
@@ -251,52 +208,63 @@ class Dashboard(App[None]):
         self.use_layout(layouts.COMPACT, say=False)
         self.notify(f"small terminal ({size}): the compact layout; l switches layouts", timeout=8)
 
+    def select(self, index: int) -> None:
+        """Show run `index` (several: its tab) and let the keys act on it."""
+        self.query_one(TabbedContent).active = f"run-{index}"
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane_id = event.pane.id or ""
+        index = int(pane_id.removeprefix("run-")) if pane_id.startswith("run-") else 0
+        if self.panes[index] is not self.pane:
+            self.pane = self.panes[index]
+            self.scheduler.shown()
+            self.refresh_bindings()
+            self.redraw(force=True)
+
     def tick(self) -> None:
         """Replay: add what came due (bounded per tick), move the timeline."""
         self.replay.tick()
-        self.timeline.show()
+        self.pane.panels.timeline.show()
 
     def redraw(self, force: bool = False) -> None:
-        """Every panel checks for itself whether its data changed; the costly ones take turns,
-        charts within a time budget, the table at most every TABLE_EVERY_S."""
-        session = self.feed.session
-        self._check_run_over()
-        for toast in self.alert_marks.take():  # log text is data: never markup
-            self.notify(toast.message, severity=toast.severity, timeout=10)
-            if toast.bell:
-                self.bell()
-        changed = self._changed(session)  # asked even when forced: what is drawn is seen
-        if not (force or changed):
-            if time.monotonic() - self._quiet_since >= IDLE_AFTER_S:
-                self._pace(max(self.redraw_s, IDLE_REDRAW_S))
+        """Every run's news (its end, its toasts) and the overview; then the run shown's
+        panels, when the scheduler says this round draws."""
+        if not self.mounted:
+            return
+        self._news()
+        if self.overview is not None:
+            self.overview.show()
+        drawing = self.scheduler.round(self.pane.seen(), force)
+        self._pace(self.scheduler.period_s)
+        if not drawing:
             return  # a live session between two trials costs (almost) nothing
-        self._quiet_since = time.monotonic()
-        self._pace(self.redraw_s)
         self.rounds += 1
-        began = time.perf_counter()
         with self.batch_update():
-            self.status.show(session)
-            self.timeline.show()
-            self.log_panel.show(session)
-            table_due = force or time.monotonic() - self._table_at >= TABLE_EVERY_S
-            if table_due:
-                self._table_at = time.monotonic()
-                for table in self.tables:
-                    if is_shown(table):  # a big arm's summary in a thread: the keys answer
-                        table.show(session, off_loop=True)
-            for strip in self.strips:
-                if is_shown(strip):
-                    strip.draw(session)
-            self._table_owed = not table_due
-            self._left = self._draw_charts(session, force, began)
+            self.pane.draw(self.scheduler, force)
+
+    def _news(self) -> None:
+        """Each run's alerts as toasts; once a plan run is through, how it ended (and its
+        run-only keys leave the footer, the palette and the keys help)."""
+        over = False
+        for pane in self.panes:
+            for toast in pane.alerts.take():  # log text is data: never markup
+                self.notify(pane.said(toast.message), severity=toast.severity, timeout=10)
+                if toast.bell:
+                    self.bell()
+            done = pane.check_over()
+            if done is not None:
+                over = True
+                self.notify(pane.said(done), timeout=10)
+        if over:
+            self.refresh_bindings()
 
     def _pace(self, period_s: float) -> None:
         """Run the redraw timer every `period_s` (restarted only when the period changes)."""
         if self._redraw_timer is not None:
-            if self.redraw_period_s == period_s:
+            if self._timer_s == period_s:
                 return
             self._redraw_timer.stop()
-        self.redraw_period_s = period_s
+        self._timer_s = period_s
         self._redraw_timer = self.set_interval(period_s, self.redraw)
         if self.feed.replay is not None:
             self._offset_ticks()
@@ -309,59 +277,6 @@ class Dashboard(App[None]):
         self._tick_timer = self.set_interval(self.tick_s, self.tick, pause=True)
         self.set_timer(self.tick_s / 2, self._tick_timer.resume)
 
-    def _check_run_over(self) -> None:
-        """Once a plan run's feed has finished: say how it ended (done or aborted) and where
-        the recording is, and take the run-only keys out of the footer, the palette and the
-        keys help."""
-        if self.run_over or self.feed.controls is None or not self.feed.finished:
-            return
-        self.run_over = True
-        done = run_end(self.feed.session, self.feed.record)
-        self.queue_paused = self.status.held = False
-        self.status.note = done
-        self.notify(done, timeout=10)
-        self.refresh_bindings()
-
-    def _draw_charts(self, session: Session, force: bool, began: float) -> bool:
-        """Charts whose data changed, starting where the last round stopped, until the round's
-        budget is spent: a slow live session redraws them all at once (one screen update),
-        a fast replay spreads them over rounds (the keys keep answering). True: some were
-        left for the next round. The budget counts from `began`, the round's start: the table
-        and the other panels drawn before the charts spend it too. A chart is started only if
-        its last draw would still fit (a chart draws its canvases too: ~10-25 ms with 100k
-        points); the round's first always is, so every chart comes round."""
-        shown = [c for c in self.charts if is_shown(c)]
-        for k in range(len(shown)):
-            chart = shown[(self._next_chart + k) % len(shown)]
-            start = time.perf_counter()
-            if (
-                k
-                and not force
-                and start - began + self._chart_cost.get(chart, 0.0) > ROUND_BUDGET_S
-            ):
-                self._next_chart = (self._next_chart + k) % len(shown)
-                return True
-            if chart.draw(session):
-                self._chart_cost[chart] = time.perf_counter() - start
-        self._next_chart = 0
-        return False
-
-    def _changed(self, session: Session) -> bool:
-        """New data or a moving replay; or work the last round left (for a few rounds at
-        most). A live session between two trials, or one whose panels are all up to date,
-        costs a comparison per tick."""
-        replay = self.feed.replay
-        seen = (id(session), session.version, replay and (replay.position, replay.speed,
-                                                          replay.paused))  # fmt: skip
-        if seen != self._seen:
-            self._seen = seen
-            self._settling = SETTLE_ROUNDS
-            return True
-        if self._table_owed and time.monotonic() - self._table_at >= TABLE_EVERY_S:
-            return True  # one round when the table's second is up, not a round per tick
-        self._settling -= 1
-        return self._left and self._settling >= 0
-
     # ---- actions -------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -369,7 +284,7 @@ class Dashboard(App[None]):
         if needs == "replay":
             return self.feed.replay is not None
         if needs == "controls":
-            return self.feed.controls is not None and not self.run_over
+            return self.pane.running()
         if needs == "overlay":
             return self.overlay is not None
         if needs == "no overlay":
@@ -400,8 +315,8 @@ class Dashboard(App[None]):
                 yield SystemCommand(a.title, a.help, partial(self.run_action, a.action))
 
     def running(self) -> bool:
-        """A plan run is in progress: quitting asks first (several runs: any of them)."""
-        return self.feed.controls is not None and not self.run_over
+        """A plan run is in progress (several: any of them): quitting asks first."""
+        return any(pane.running() for pane in self.panes)
 
     def _confirmed(self, key: str, what: str) -> bool:
         """During a run, a key that ends something (`key`; "" from the palette: at once) acts
@@ -439,6 +354,8 @@ class Dashboard(App[None]):
             for a in keys.ACTIONS
             if self.check_action(a.name, ())
         ]
+        if self.runs.several:  # the tab bar's own keys (Textual's `Tabs`, focused at start)
+            rows.append(("←, →", overview.TAB_KEYS_HELP))
         rows.append(("^p", "Command palette"))
         return rows
 
@@ -446,7 +363,7 @@ class Dashboard(App[None]):
         """After a replay key: show its effect now, not at the next timer. A seek (`moved`)
         redraws every chart at once; a pause or a speed shows in the timeline, and the
         charts take their turns (all at once held a replay at `max` for ~50 ms a key)."""
-        self.timeline.show()
+        self.pane.panels.timeline.show()
         self.redraw(force=moved)
 
     def action_toggle_pause(self) -> None:
@@ -476,8 +393,8 @@ class Dashboard(App[None]):
     def action_toggle_overlay(self) -> None:
         """Show or hide the reference curves (the arms table keeps its "vs ref" column)."""
         self.overlay_shown = not self.overlay_shown
-        for chart in self.charts:
-            chart.reference = self.overlay if self.overlay_shown else None
+        for pane in self.panes:
+            pane.show_reference(self.overlay_shown)
         self.redraw(force=True)
 
     def action_no_overlay(self) -> None:
@@ -545,8 +462,7 @@ class Dashboard(App[None]):
     async def action_skip_cooldown(self) -> None:
         """`k`: the controller is asked in any case (it records the key); nothing to skip
         is said."""
-        session = self.feed.session
-        waiting = cooling(session) or asking(session)
+        waiting = cooling(self.feed.session) or self.controls.prompt is not None
         await self.controls.skip_cooldown()
         if not waiting:
             self.notify("no cooldown or wait to skip", timeout=3)
@@ -558,11 +474,7 @@ class Dashboard(App[None]):
             self.notify("no cooldown to extend", timeout=3)
 
     async def action_toggle_queue(self) -> None:
-        if self.queue_paused:
-            await self.controls.resume_queue()
-        else:
-            await self.controls.pause_queue()
-        self.queue_paused = not self.queue_paused
-        self.status.held = self.queue_paused
-        self.status.show(self.feed.session)
-        self.notify("queue held" if self.queue_paused else "queue resumed", timeout=3)
+        controls = self.controls
+        await (controls.resume_queue() if controls.paused else controls.pause_queue())
+        self.pane.panels.status.show(self.feed.session)
+        self.notify("queue held" if controls.paused else "queue resumed", timeout=3)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
@@ -152,6 +153,17 @@ class ArmsTable(DataTable, can_focus=False):
 
     DEFAULT_CSS = "ArmsTable { height: auto; }"
 
+    class Failed(Message):
+        """A summary worker raised: the dashboard says it (one toast) and records it; the
+        table goes on without that arm's new figures."""
+
+        def __init__(self, table: ArmsTable, what: str, error: BaseException) -> None:
+            super().__init__()
+            self.table = table
+            self.what = what
+            """The worker's name ("summary of ARM")."""
+            self.error = error
+
     def __init__(
         self,
         columns: Sequence[str] = WIDE,
@@ -184,6 +196,11 @@ class ArmsTable(DataTable, can_focus=False):
         self.session: Session | None = None
         self.pending: set[str] = set()
         """Arms a worker is summarizing (each re-checked when its result is put)."""
+        self.summarizing: dict[Worker, str] = {}
+        """Each summary worker's arm (one that fails is pending no more)."""
+        self.failed: set[str] = set()
+        """Arms whose summary raised: their rows stay as they were (said once, not retried
+        for this session)."""
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -245,6 +262,7 @@ class ArmsTable(DataTable, can_focus=False):
             self.session_id = id(session)
             self.shown.clear()
             self.pending.clear()
+            self.failed.clear()
             self.samples = EnergyReadings()
             self.rows_shown.clear()
             self.changed.clear()
@@ -260,8 +278,10 @@ class ArmsTable(DataTable, can_focus=False):
             name = arm.name
             key = _arm_key(arm, session)
             known = self.shown.get(name)
-            if name in self.pending or (
-                known is not None and known.key == key and known.readings == readings
+            if (
+                name in self.pending
+                or name in self.failed
+                or (known is not None and known.key == key and known.readings == readings)
             ):
                 continue  # unchanged, or a worker has it (re-checked when it is done)
             if known is not None and known.key[:-1] == key[:-1] and known.readings == readings:
@@ -301,14 +321,26 @@ class ArmsTable(DataTable, can_focus=False):
             spans, summary = summarize(frozen, samples, known, key)
             return _Summarized(session, name, key, readings, spans, summary)
 
-        self.run_worker(work, thread=True, group="arm-summary", description=f"summary of {name}")
+        what = f"summary of {name}"  # one worker per arm at a time (`pending`)
+        worker = self.run_worker(work, name=what, group=f"arm-summary {name}", description=what,
+                                 thread=True, exclusive=True, exit_on_error=False)  # fmt: skip
+        self.summarizing[worker] = name
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A summary done in a thread: put its row, then look again (the arm may have moved on
         while it ran)."""
+        if event.state == WorkerState.ERROR:
+            name = self.summarizing.pop(event.worker, "")
+            self.pending.discard(name)
+            self.failed.add(name)
+            error = event.worker.error
+            assert error is not None, "a worker in error has its exception"
+            self.post_message(self.Failed(self, event.worker.name, error))
+            return
         result = event.worker.result
         if event.state != WorkerState.SUCCESS or not isinstance(result, _Summarized):
             return
+        self.summarizing.pop(event.worker, None)
         event.stop()
         if result.session is not self.session or result.name not in self.pending:
             return  # a worker of a session, or an arm, no longer shown

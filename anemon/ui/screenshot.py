@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 
 from anemon.feeds.replay import ReplayFeed
+from anemon.feeds.runs import Runs
 from anemon.ui.app import Dashboard
 from anemon.ui.charts.chart import Chart
 from anemon.ui.layouts import resolve
@@ -19,7 +20,7 @@ async def save(source: Path, out: Path, layout: str, size: tuple[int, int]) -> P
     """The whole recording played (a fixed clock: nothing depends on when it is taken)."""
     feed = ReplayFeed.open(source, monotonic=lambda: 0.0)
     feed.replay.seek(feed.replay.duration)
-    app = Dashboard(feed, resolve(layout))
+    app = Dashboard(Runs.one(feed), resolve(layout))
     async with app.run_test(size=size) as pilot:
         for chart in app.query(Chart):  # the canvases sized before the plots are drawn
             chart.refresh(layout=True)

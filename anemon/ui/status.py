@@ -75,25 +75,6 @@ def cooling(session: Session) -> bool:
     return phase is not None and phase.phase == "cooling"
 
 
-PROMPT_SOURCE = "prompt"
-"""The source of the marker the controller records when it asks the operator something (the
-battery protocol's unplug or replug, `Controller.ask`)."""
-ANSWER_SOURCE = "controller"
-"""The source of the marker that says how such a wait ended ("unplug wait: unplugged after
-32 s", `battery.Answer.note`)."""
-
-
-def asking(session: Session) -> bool:
-    """The operator is asked to unplug or replug the phone and the wait is not over: the
-    latest prompt marker has no "... wait: ..." answer after it (`k` goes on from it)."""
-    for marker in reversed(session.markers):
-        if marker.source == PROMPT_SOURCE:
-            return True
-        if marker.source == ANSWER_SOURCE and " wait: " in marker.note:
-            return False
-    return False
-
-
 def run_end(session: Session, record: Path | None) -> str:
     """The app's last word on a plan run, once its queue is through: aborted (the controller's
     last phase says so: `X`, or a stop) or done, and where it was recorded."""
@@ -198,6 +179,7 @@ class StatusLine(Static):
         tag: str | None = None,
         reads_power: bool | None = None,
         status_note: Callable[[], str | None] = lambda: None,
+        held: Callable[[], bool] = lambda: False,
         id: str | None = None,  # noqa: A002 (Textual)
     ) -> None:
         super().__init__(id=id)
@@ -207,8 +189,8 @@ class StatusLine(Static):
         self.reads_power = reads_power
         self.status_note = status_note
         """The feed's own word on its state ("waiting for PATH"), read at every draw."""
-        self.held = False
-        """The run's queue is held (the app says so: `p`)."""
+        self.held = held
+        """The run's queue is held (`p`), as its controls say; read at every draw."""
         self.note: str | None = None
         """The app's last word on the run (`status_text`'s `note`)."""
         self.drawn: tuple[object, ...] | None = None
@@ -217,13 +199,13 @@ class StatusLine(Static):
         self.session: Session | None = None
 
     def show(self, session: Session) -> None:
-        waiting = self.status_note()
-        key = (id(session), session.version, self.held, self.note, waiting)
+        waiting, held = self.status_note(), self.held()
+        key = (id(session), session.version, held, self.note, waiting)
         if key != self.drawn:
             self.drawn, self.session = key, session
             width = self.content_size.width
             text = status_text(session, self.feed_title, self.tag, width or None,
-                               self.reads_power, held=self.held, note=self.note,
+                               self.reads_power, held=held, note=self.note,
                                waiting=waiting)  # fmt: skip
             # new watts every second: lay the screen out again only if the height changes
             shape = (width, len(text.wrap(self.app.console, width))) if width else None

@@ -14,8 +14,9 @@ from anemon.control.plan import Plan, parse_plan
 from anemon.devices.base import Device
 from anemon.devices.sim import SimDevice
 from anemon.events import Event, GapEvent
-from anemon.feeds.lifecycle import run_feed
+from anemon.feeds.lifecycle import run_feeds
 from anemon.feeds.plan import PlanRun
+from anemon.feeds.runs import Runs
 from anemon.store import Session
 
 LIMIT_S = 6 * 3600.0
@@ -99,7 +100,7 @@ def run_plan(
     async def main() -> None:
         operating = asyncio.create_task(operator(feed)) if operator is not None else None
         try:
-            await run_feed(feed)
+            await run_feeds(Runs.one(feed))
         finally:
             if operating is not None:
                 operating.cancel()
@@ -108,7 +109,7 @@ def run_plan(
     try:
         clock.run(main())
     finally:
-        feed.close()  # already closed by run_feed, unless virtual time ran out
+        feed.close()  # already closed by run_feeds, unless virtual time ran out
     assert feed.result is not None
     return Ran(feed.result, feed.session, events, feed)
 
@@ -126,7 +127,7 @@ def set_plugged(feed: PlanRun, plugged: bool) -> None:
 
 async def prompted(feed: PlanRun, start: str) -> float:
     """Wait until the controller asks something that starts with `start`; the time then."""
-    while not (feed.controller.prompt or "").startswith(start):
+    while (prompt := feed.controller.prompt) is None or not prompt.question.startswith(start):
         await feed.clock.sleep(1.0)
     return feed.clock.now()
 

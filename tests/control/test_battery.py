@@ -19,6 +19,7 @@ from anemon.control.battery import (
     USB_WARNING,
     Answer,
     BatteryProtocol,
+    Prompt,
     Wait,
     expected_run_s,
     is_plugged,
@@ -104,6 +105,9 @@ def test_a_host_that_cannot_read_the_cable_asks_for_k():
     assert blind.prompt.startswith(UNPLUG + ", then press k: devicectl cannot tell")
     assert replug_wait(observable=True, kind="sim").prompt == REPLUG
     assert "then press k" in replug_wait(observable=False, kind="devicectl").prompt
+    # what a view reads of the wait while it lasts (`Controller.prompt`): typed, not prose
+    assert seen.asked == Prompt(UNPLUG, keys_only=False)
+    assert blind.asked == Prompt(blind.prompt, keys_only=True)
 
 
 class FakeBatteryHost:

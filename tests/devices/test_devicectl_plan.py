@@ -127,7 +127,7 @@ async def test_abort_terminates_the_running_app(fake_xcrun: FakeXcrun, app: Path
 
 async def confirm(run: PlanRun, start: str) -> None:
     """The operator does as the prompt asks, then presses k."""
-    while not (run.controller.prompt or "").startswith(start):
+    while (prompt := run.controller.prompt) is None or not prompt.question.startswith(start):
         await asyncio.sleep(0.01)
     await run.controller.skip_cooldown()
 

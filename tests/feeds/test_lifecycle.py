@@ -1,5 +1,5 @@
-"""`run_feed` headless: to the end or a signal, drained within a bound, always closed, a
-failure raised again; `run_feed_sync` on the loop the feed's clock needs."""
+"""`run_feeds` headless: to the end or a signal, drained within a bound, always closed, a
+failure raised again; `run_feeds_sync` on the loop the feed's clock needs."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import pytest
 from anemon.cli.common import hold_signals
 from anemon.clock import VirtualClock
 from anemon.control.plan import parse_plan
-from anemon.events import TrialEvent
-from anemon.feeds import RECORDING_STOPPED
-from anemon.feeds.lifecycle import run_feed, run_feed_sync
+from anemon.events import RecordingFailedEvent, TrialEvent
+from anemon.feeds.lifecycle import run_feeds, run_feeds_sync
 from anemon.feeds.live import LiveFeed
 from anemon.feeds.plan import PlanRun
 from anemon.feeds.replay import ReplayFeed
+from anemon.feeds.runs import Run, Runs
 from anemon.pipeline import Pipeline
 from anemon.recording.writer import Recorder, RecordingError, make_header
 from tests.ui.helpers import StepLog
@@ -35,7 +35,7 @@ class EndsAlone(StepLog):
 
 async def test_a_feed_that_ends_is_closed_once_and_not_stopped() -> None:
     feed = EndsAlone()
-    ending = await run_feed(feed)
+    ending = await run_feeds(Runs.one(feed))
     assert feed.steps == ["ended", "close"]
     assert ending.signal is None
 
@@ -48,7 +48,7 @@ async def test_a_signal_stops_drains_and_closes(sig: signal.Signals) -> None:
             await super().run()
 
     feed = Signalled()
-    ending = await run_feed(feed)
+    ending = await run_feeds(Runs.one(feed))
     assert feed.steps == [f"stop ({sig.name})", "drained", "close"]
     assert ending.signal == sig.name
 
@@ -56,20 +56,20 @@ async def test_a_signal_stops_drains_and_closes(sig: signal.Signals) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 async def test_the_signal_handlers_are_put_back_after(sig: signal.Signals) -> None:
     before = signal.getsignal(sig)
-    await run_feed(EndsAlone())
+    await run_feeds(Runs.one(EndsAlone()))
     assert signal.getsignal(sig) == before
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_held_at_start_up_stops_the_feed_as_soon_as_it_runs(sig: signal.Signals) -> None:
-    """`anemon.cli` holds signals until `run_feed` takes over: one that came then is acted on
+    """`anemon.cli` holds signals until `run_feeds` takes over: one that came then is acted on
     at once (the feed stopped, drained and closed; the ending says which signal), and the
     holder is its handler again after."""
     feed = StepLog()
     with hold_signals() as holder:
         os.kill(os.getpid(), sig)
         assert holder.held == [sig]
-        ending = run_feed_sync(feed)
+        ending = run_feeds_sync(Runs.one(feed))
         assert signal.getsignal(sig) is holder
         assert holder.held == []
     assert feed.steps == [f"stop ({sig.name})", "drained", "close"]
@@ -93,7 +93,7 @@ async def test_a_feed_that_does_not_drain_in_time_is_cut_and_still_closed() -> N
 
     feed = Deaf()
     start = time.monotonic()
-    ending = await run_feed(feed, timeout=0.2)
+    ending = await run_feeds(Runs.one(feed), timeout=0.2)
     assert time.monotonic() - start < 5
     assert feed.steps == ["stop (SIGINT)", "close"]
     assert ending.signal == "SIGINT"
@@ -106,7 +106,7 @@ async def test_a_feed_failure_is_raised_after_the_recording_is_closed() -> None:
 
     feed = Broken()
     with pytest.raises(RuntimeError, match="device gone"):
-        await run_feed(feed)
+        await run_feeds(Runs.one(feed))
     assert feed.steps == ["close"]
 
 
@@ -114,7 +114,7 @@ async def test_a_replay_is_played_through_headless_and_its_events_seen() -> None
     feed = ReplayFeed(sustained(), "sample", speed=math.inf)
     seen: list[object] = []
     feed.subscribe(seen.append)
-    await run_feed(feed)
+    await run_feeds(Runs.one(feed))
     assert feed.replay.finished
     assert len(seen) == len(feed.replay.events)
 
@@ -127,7 +127,7 @@ def test_a_virtual_clock_runs_the_feed_on_its_own_loop() -> None:
         async def run(self) -> None:
             loops.append(asyncio.get_running_loop())
 
-    run_feed_sync(Once("virtual", Pipeline(clock=clock)))
+    run_feeds_sync(Runs.one(Once("virtual", Pipeline(clock=clock))))
     assert loops == [clock.loop]
 
 
@@ -148,7 +148,7 @@ def test_sigint_aborts_a_plan_run_with_the_signal_in_the_record() -> None:
             os.kill(os.getpid(), signal.SIGINT)
 
     feed.subscribe(interrupt_at_the_first_trial)
-    ending = run_feed_sync(feed)
+    ending = run_feeds_sync(Runs.one(feed))
     assert ending.signal == "SIGINT"
     assert feed.result is not None and feed.result.aborted and feed.result.exit_status == 130
     assert [m.note for m in feed.session.markers] == ["abort session (SIGINT)"]
@@ -204,7 +204,7 @@ class _Shown:
     def leave(self) -> None:
         self.left.set()
 
-    def failed(self, error: BaseException) -> None:
+    def failed(self, run: Run, error: BaseException) -> None:
         self.failures.append(error)
 
 
@@ -224,9 +224,9 @@ async def test_a_full_disk_ends_the_session_and_close_raises_it(tmp_path, shown)
     view = _Shown() if shown else None
     filling = asyncio.create_task(fill_the_disk())
     with pytest.raises(RecordingError, match=r"^recording: no space left on device writing "):
-        await asyncio.wait_for(run_feed(feed, view), timeout=30)
+        await asyncio.wait_for(run_feeds(Runs.one(feed), view), timeout=30)
     await filling
     assert feed.finished and (view is None or view.left.is_set())
-    stopped = [e for e in seen if getattr(e, "source", "") == RECORDING_STOPPED]
+    stopped = [e for e in seen if isinstance(e, RecordingFailedEvent)]
     assert len(stopped) == 1 and "no space left" in stopped[0].note
     assert path.read_text().count("\n") == 1  # the header, whole

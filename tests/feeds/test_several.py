@@ -1,4 +1,4 @@
-"""SeveralRuns: several plan runs as one feed for the lifecycle (issue 12, part 1)."""
+"""Several plan runs side by side through the one lifecycle (issue 12, part 1; issue 22)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from anemon.clock import RealClock, VirtualClock
 from anemon.control.plan import parse_plan
 from anemon.errors import AnemonError
-from anemon.feeds.lifecycle import run_feed
+from anemon.feeds.lifecycle import run_feeds
 from anemon.feeds.plan import PlanRun
-from anemon.feeds.several import SeveralRuns, check_distinct, shared_clocks
+from anemon.feeds.runs import Runs, check_distinct, shared_clocks
 from tests.control.helpers import one_arm
 
 
@@ -60,7 +60,7 @@ def test_distinct_devices_pass() -> None:
 def test_a_signal_stops_every_run_and_each_records_its_abort() -> None:
     clocks = shared_clocks([math.inf, math.inf])
     runs = two_runs(clocks)
-    several = SeveralRuns(runs, ["A", "B"])
+    several = Runs.of(runs, ["A", "B"])
 
     async def main() -> None:
         async def operator() -> None:
@@ -68,7 +68,7 @@ def test_a_signal_stops_every_run_and_each_records_its_abort() -> None:
             several.stop("SIGTERM")
 
         task = asyncio.create_task(operator())
-        await run_feed(several)
+        await run_feeds(several)
         await task
 
     clocks[0].run(main())
@@ -87,8 +87,9 @@ def test_a_run_that_fails_leaves_the_other_to_finish() -> None:
         raise AnemonError("no such phone")
 
     runs[0].device.connect = refuse  # type: ignore[method-assign]
-    several = SeveralRuns(runs, ["A", "B"])
-    clocks[0].run(run_feed(several))
-    assert isinstance(several.errors.get(0), AnemonError)
+    several = Runs.of(runs, ["A", "B"])
+    ending = clocks[0].run(run_feeds(several))
+    assert isinstance(ending.failures.get(several.runs[0]), AnemonError)
+    assert several.runs[1] not in ending.failures
     assert runs[0].result is None
     assert runs[1].result is not None and runs[1].result.exit_status == 0

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from anemon.feeds import Feed
+from anemon.feeds.runs import Runs
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
 
@@ -21,6 +22,6 @@ def make_app(tmp_path: Path) -> MakeApp:
 
     def make(layout: str = "default", feed: Feed | None = None) -> Dashboard:
         feed = feed or replay_feed(markers_dir=tmp_path)
-        return Dashboard(feed, layouts.resolve(layout), save_dir=tmp_path)
+        return Dashboard(Runs.one(feed), layouts.resolve(layout), save_dir=tmp_path)
 
     return make

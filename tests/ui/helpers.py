@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from anemon.control.battery import Prompt
 from anemon.feeds.live import LiveFeed
 from anemon.pipeline import Pipeline
 from anemon.ui.app import Dashboard
@@ -16,10 +17,13 @@ DEFAULT_CHARTS = {"decode", "power", "prefill", "thermal", "battery", "free"}
 
 
 class CallLog:
-    """Run controls (the Controller's operator actions) that only note what was called."""
+    """Run controls (the Controller's operator actions) that only note what was called; the
+    queue's hold as the Controller keeps it, and a `prompt` a test sets."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        self.paused = False
+        self.prompt: Prompt | None = None
 
     async def abort_arm(self) -> None:
         self.calls.append("abort_arm")
@@ -35,9 +39,11 @@ class CallLog:
 
     async def pause_queue(self) -> None:
         self.calls.append("pause_queue")
+        self.paused = True
 
     async def resume_queue(self) -> None:
         self.calls.append("resume_queue")
+        self.paused = False
 
 
 def live_feed(controls: CallLog | None = None) -> LiveFeed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -9,13 +10,15 @@ import pytest
 from textual.widgets import Input
 
 from anemon.events import AlertEvent, PhaseEvent, StartEvent, TextEvent, TrialEvent
+from anemon.feeds.runs import Runs
 from anemon.recording.writer import Recorder, make_header
-from anemon.ui import app as app_module
-from anemon.ui.app import Dashboard, is_shown
+from anemon.ui import scheduler
+from anemon.ui.app import Dashboard
 from anemon.ui.arms_table import ArmsTable
 from anemon.ui.charts.chart import Chart
 from anemon.ui.charts.strips import Strip
 from anemon.ui.log_panel import ErrorHighlighter, LogPanel
+from anemon.ui.pane import is_shown
 from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline
 
@@ -68,15 +71,15 @@ async def test_a_speed_key_leaves_the_charts_their_turns_and_a_seek_draws_them_a
         app.redraw(force=True)
         await pilot.pause()
         drawn: list[str | None] = []
-        for chart in app.charts:
+        for chart in app.pane.panels.charts:
             draw = chart.draw
             chart.draw = lambda s, c=chart, d=draw: drawn.append(c.id) or d(s)  # type: ignore
-        monkeypatch.setattr("anemon.ui.app.ROUND_BUDGET_S", 0.0)  # a round draws one chart
+        monkeypatch.setattr("anemon.ui.scheduler.ROUND_BUDGET_S", 0.0)  # a round draws one chart
         app.action_faster()  # the keys' actions, called: no timer's round comes in between
         assert " 2× " in app.query_one(Timeline).shown and len(drawn) == 1
         drawn.clear()
         app.action_seek_by(-10)
-        assert len(drawn) == len([c for c in app.charts if is_shown(c)]) > 1
+        assert len(drawn) == len([c for c in app.pane.panels.charts if is_shown(c)]) > 1
 
 
 SEEKS = {
@@ -172,7 +175,7 @@ async def test_export_and_screenshot_go_into_anemon_exports_by_default(
     from anemon.ui import layouts
 
     monkeypatch.chdir(tmp_path)
-    app = Dashboard(replay_feed(), layouts.resolve("default"))
+    app = Dashboard(Runs.one(replay_feed()), layouts.resolve("default"))
     async with app.run_test(size=SIZE) as pilot:
         assert not (tmp_path / "anemon-exports").exists()  # made on demand
         await pilot.press("e", "s")
@@ -376,7 +379,7 @@ async def test_compact_shows_the_watts_as_text_not_as_a_chart(make_app: MakeApp)
 async def test_redraw_rounds_stop_once_every_panel_has_drawn_the_latest_data(
     make_app: MakeApp,
 ) -> None:
-    from anemon.ui.app import SETTLE_ROUNDS
+    from anemon.ui.scheduler import SETTLE_ROUNDS
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -438,7 +441,7 @@ async def test_the_end_of_a_run_says_where_the_recording_is_and_drops_the_run_ke
         feed.pipeline.emit(PhaseEvent(t=1.0, wall=0.0, arm="a1", phase="done"))  # an arm's end
         app.redraw()
         await pilot.pause()
-        assert not app.run_over and "a" in footer_keys(app)
+        assert not app.pane.run_over and "a" in footer_keys(app)
         feed.pipeline.emit(PhaseEvent(t=2.0, wall=0.0, arm=None, phase="done", reason="1 of 1"))
         app.redraw()
         await pilot.pause()
@@ -488,7 +491,7 @@ async def test_an_alert_is_a_toast_a_bell_a_timeline_mark_and_a_log_line(make_ap
         said = [n.message for n in app._notifications]
         assert "alert: a1: thermal serious\\x1b[2J" in said  # the log's text, escaped
         assert len(rings) == 1
-        assert app.alert_marks.times == [5] and app.query_one(Timeline).display
+        assert app.pane.alerts.times == [5] and app.query_one(Timeline).display
         assert app.query_one(LogPanel).lines[-1] == "── alert thermal: thermal serious\\x1b[2J"
         app.redraw(force=True)
         await pilot.pause()
@@ -498,31 +501,31 @@ async def test_an_alert_is_a_toast_a_bell_a_timeline_mark_and_a_log_line(make_ap
 async def test_the_redraw_timer_slows_when_idle_and_speeds_up_on_a_change(
     make_app: MakeApp,
 ) -> None:
-    from anemon.ui.app import IDLE_AFTER_S, IDLE_REDRAW_S
+    from anemon.ui.scheduler import IDLE_AFTER_S, IDLE_REDRAW_S
 
     feed = live_feed()
     app = make_app(feed=feed)
     async with app.run_test(size=SIZE) as pilot:
         app.redraw(force=True)
         await pilot.pause()
-        assert app.redraw_period_s == app.redraw_s
-        app._quiet_since -= IDLE_AFTER_S  # as if nothing had changed for that long
-        app._left = False
+        assert app.scheduler.period_s == app.redraw_s
+        app.scheduler.quiet_since -= IDLE_AFTER_S  # as if nothing had changed for that long
+        app.scheduler.left = False
         app.redraw()
-        assert app.redraw_period_s == IDLE_REDRAW_S
+        assert app.scheduler.period_s == IDLE_REDRAW_S
         rounds = app.rounds
         feed.pipeline.emit(TextEvent(t=1.0, wall=0.0, line="new"))
         app.redraw()
-        assert app.rounds == rounds + 1 and app.redraw_period_s == app.redraw_s
-        app._quiet_since -= IDLE_AFTER_S
+        assert app.rounds == rounds + 1 and app.scheduler.period_s == app.redraw_s
+        app.scheduler.quiet_since -= IDLE_AFTER_S
         app.redraw(force=True)  # a key's redraw: the normal pace again too
-        assert app.redraw_period_s == app.redraw_s
+        assert app.scheduler.period_s == app.redraw_s
 
 
 async def test_a_replay_ticks_on_once_over_when_the_redraw_pace_changes(
     make_app: MakeApp,
 ) -> None:
-    from anemon.ui.app import IDLE_REDRAW_S
+    from anemon.ui.scheduler import IDLE_REDRAW_S
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -548,25 +551,59 @@ async def test_a_change_with_nothing_left_over_takes_one_round(
 ) -> None:
     """A round that drew every panel (the table due, every chart within the budget) is the
     last: the next tick without new data redraws nothing."""
-    monkeypatch.setattr(app_module, "ROUND_BUDGET_S", float("inf"))  # a loaded machine's
+    monkeypatch.setattr(scheduler, "ROUND_BUDGET_S", float("inf"))  # a loaded machine's
     # slow draws leave no chart to the next round: every round here draws them all
     feed = live_feed()
     app = make_app(feed=feed)
     async with app.run_test(size=SIZE) as pilot:
         app.redraw(force=True)
         await pilot.pause()
-        app._table_at = float("-inf")  # the table is due
+        app.scheduler.table_at = float("-inf")  # the table is due
         feed.pipeline.emit(TextEvent(t=1.0, wall=0.0, line="new"))
         rounds = app.rounds
         app.redraw()
         app.redraw()
         assert app.rounds == rounds + 1
-        app._table_at = float("inf")  # the table not due: owed, not polled for
+        app.scheduler.table_at = float("inf")  # the table not due: owed, not polled for
         feed.pipeline.emit(TextEvent(t=2.0, wall=0.0, line="newer"))
         app.redraw()
         app.redraw()
         assert app.rounds == rounds + 2
-        app._table_at = float("-inf")  # its second is up: one round for it, then none
+        app.scheduler.table_at = float("-inf")  # its second is up: one round for it, then none
         app.redraw()
         app.redraw()
         assert app.rounds == rounds + 3
+
+
+async def test_a_summary_worker_that_raises_is_said_once_and_recorded_and_the_dashboard_stays(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers are named, exclusive and `exit_on_error=False`: a failure is one toast and a
+    marker in the session, never the end of the dashboard."""
+    from anemon.ui import arms_table
+
+    def broken(*_: object) -> object:
+        raise ZeroDivisionError("no trials")
+
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 0)  # every arm in a worker
+    monkeypatch.setattr(arms_table, "summarize", broken)
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for event in (
+            StartEvent(t=0.0, wall=0.0, arm="a"),
+            TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=9.0),
+        ):
+            feed.pipeline.emit(event)  # fmt: skip
+        for _ in range(3):  # the table due again: the arm is not retried
+            app.scheduler.table_at = float("-inf")
+            app.redraw(force=True)
+            # every worker ended (a failed one's `wait` raises what it failed with)
+            await asyncio.gather(*(w.wait() for w in app.workers), return_exceptions=True)
+            await pilot.pause()
+        assert app.is_running
+        said = [n.message for n in app._notifications if "failed" in n.message]
+        assert said == ["summary of a failed: ZeroDivisionError: no trials"]
+        notes = [(m.source, m.note) for m in feed.session.markers]
+        assert notes == [("dashboard", f"dashboard: {said[0]}")]
+    feed.close()

@@ -23,12 +23,13 @@ from textual_hires_canvas.hires import HiResMode
 from anemon.events import THERMAL_NAMES, EndEvent, StartEvent, TelemetryEvent, TrialEvent
 from anemon.store import Session
 from anemon.ui import layouts
-from anemon.ui.app import Dashboard, is_shown
+from anemon.ui.app import Dashboard
 from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter
 from anemon.ui.charts.chart import Chart, latest_text
 from anemon.ui.charts.drawing import line_dots, paint_braille
 from anemon.ui.charts.specs import NO_ARM, arm_colour, arm_spans, power_lines, power_title
 from anemon.ui.charts.strips import Strip
+from anemon.ui.pane import is_shown
 from anemon.ui.series import column
 
 from .helpers import DEFAULT_CHARTS, MakeApp, live_feed

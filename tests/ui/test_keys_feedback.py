@@ -10,16 +10,16 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from anemon.clock import RealClock
-from anemon.control.battery import UNPLUG
+from anemon.control.battery import UNPLUG, Prompt
 from anemon.control.plan import parse_plan
 from anemon.devices.sim import SimDevice
-from anemon.events import MarkerEvent, PhaseEvent
+from anemon.events import PhaseEvent
 from anemon.feeds.plan import PlanRun
 from anemon.ui import keys
 from anemon.ui.app import Dashboard
 from anemon.ui.help import KeysHelp
-from anemon.ui.several import TAB_KEYS_HELP
-from anemon.ui.status import StatusLine, asking, cooling
+from anemon.ui.overview import TAB_KEYS_HELP
+from anemon.ui.status import StatusLine, cooling
 from tests.control.helpers import one_arm
 
 from .helpers import CallLog, MakeApp, live_feed
@@ -138,10 +138,6 @@ async def test_k_and_w_in_a_cooldown_say_nothing_more(make_app: MakeApp) -> None
     feed.close()
 
 
-def marker(t: float, note: str, source: str) -> MarkerEvent:
-    return MarkerEvent(t=t, wall=0.0, arm=None, source=source, note=note)
-
-
 async def test_k_goes_on_from_the_battery_wait_and_w_has_nothing_to_extend(
     make_app: MakeApp,
 ) -> None:
@@ -150,15 +146,12 @@ async def test_k_goes_on_from_the_battery_wait_and_w_has_nothing_to_extend(
     app = make_app(feed=feed)
     async with app.run_test(size=SIZE) as pilot:
         feed.pipeline.emit(PhaseEvent(t=1.0, wall=0.0, arm=None, phase="idle", reason=UNPLUG))
-        feed.pipeline.emit(marker(1.0, UNPLUG, "prompt"))
-        assert asking(feed.session) and not cooling(feed.session)
+        controls.prompt = Prompt(UNPLUG, keys_only=False)  # the controller asks
+        assert not cooling(feed.session)
         await pilot.press("k", "w")
         await pilot.pause()
         assert messages(app) == [NOT_COOLING]
-        feed.pipeline.emit(marker(2.0, "k: go on (unplug wait)", "operator"))
-        assert asking(feed.session)  # until the controller says the wait is over
-        feed.pipeline.emit(marker(2.0, "unplug wait: skipped (k) after 1 s", "controller"))
-        assert not asking(feed.session)
+        controls.prompt = None  # the controller says the wait is over
         await pilot.press("k")
         await pilot.pause()
         assert messages(app) == [NOT_COOLING, NO_COOLDOWN]
@@ -181,10 +174,10 @@ async def test_k_in_a_real_unplug_wait_goes_on_without_a_word(make_app: MakeApp)
         runner = asyncio.create_task(feed.run())
         try:
             async with asyncio.timeout(20):
-                while not asking(feed.session):
+                while feed.controller.prompt is None:
                     await asyncio.sleep(0.02)
                 await pilot.press("k")
-                while asking(feed.session):
+                while feed.controller.prompt is not None:
                     await asyncio.sleep(0.02)
             notes = [m.note for m in feed.session.markers]
             assert "k: go on (unplug wait)" in notes and "skip cooldown: not cooling" not in notes
@@ -209,7 +202,7 @@ async def test_the_end_of_a_run_says_whether_it_was_aborted(
         feed.pipeline.emit(PhaseEvent(t=2.0, wall=0.0, arm=None, phase=phase, reason="x"))
         app.redraw()
         await pilot.pause()
-        assert app.run_over
+        assert app.pane.run_over
         assert messages(app)[-1] == f"{said}, not recorded"
         assert f"{said}, not recorded" in str(app.query_one(StatusLine).render())
     feed.close()
@@ -220,13 +213,12 @@ async def test_an_aborted_run_of_several_says_so_in_its_own_tab() -> None:
     app = make(several)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        several.feeds[1].pipeline.emit(PhaseEvent(t=999.0, wall=0.0, arm=None, phase="aborted"))
+        several.runs[1].feed.pipeline.emit(PhaseEvent(t=999.0, wall=0.0, arm=None, phase="aborted"))
         app.redraw()
         await pilot.pause()
         assert "SIM-B: run aborted, " in messages(app)[-1]
-        assert app.panes[1].panels is not None
         assert "run aborted, " in (app.panes[1].panels.status.note or "")
-        assert app.panes[0].panels is not None and app.panes[0].panels.status.note is None
+        assert app.panes[0].panels.status.note is None
     for feed in several.feeds:
         feed.close()
 

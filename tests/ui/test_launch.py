@@ -13,9 +13,10 @@ import pytest
 from anemon.clock import RealClock
 from anemon.control.plan import parse_plan
 from anemon.feeds import Feed
-from anemon.feeds.lifecycle import Ending, run_feed
+from anemon.feeds.lifecycle import Ending, run_feeds
 from anemon.feeds.plan import PlanRun
 from anemon.feeds.replay import ReplayFeed
+from anemon.feeds.runs import Runs
 from anemon.ui import DashboardView
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
@@ -30,7 +31,7 @@ TIMEOUT_S = 30.0
 async def show(feed: Feed, then: str | None = "quit") -> tuple[Dashboard, Ending]:
     """Run `feed` in a headless dashboard; once it is up, run the action `then` (None: leave
     the app running)."""
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(runs := Runs.one(feed), resolve("default"))
 
     async def when_running() -> None:
         while not app.is_running:
@@ -40,7 +41,7 @@ async def show(feed: Feed, then: str | None = "quit") -> tuple[Dashboard, Ending
 
     async with asyncio.timeout(TIMEOUT_S):
         operator = asyncio.create_task(when_running())
-        ending = await run_feed(feed, DashboardView(app, headless=True))
+        ending = await run_feeds(runs, DashboardView(app, headless=True))
         await operator
     return app, ending
 
@@ -61,7 +62,7 @@ async def test_a_feed_that_fails_says_so_on_screen_and_again_after_quit(
 
     feed = Broken()
     notes: list[str] = []
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(runs := Runs.one(feed), resolve("default"))
     monkeypatch.setattr(app, "notify", lambda message, **_: notes.append(message))
 
     def failures() -> list[str]:  # a headless app is 80x25: it also says how to go compact
@@ -75,7 +76,7 @@ async def test_a_feed_that_fails_says_so_on_screen_and_again_after_quit(
     async with asyncio.timeout(TIMEOUT_S):
         quitter = asyncio.create_task(quit_once_told())
         with pytest.raises(RuntimeError, match="device gone"):
-            await run_feed(feed, DashboardView(app, headless=True))
+            await run_feeds(runs, DashboardView(app, headless=True))
         await quitter
     assert failures() == ["feed stopped: device gone"]
     assert feed.steps == ["close"]
@@ -83,7 +84,7 @@ async def test_a_feed_that_fails_says_so_on_screen_and_again_after_quit(
 
 async def test_sigterm_leaves_the_dashboard_and_stops_the_feed() -> None:
     feed = StepLog()
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(runs := Runs.one(feed), resolve("default"))
 
     async def terminate_when_running() -> None:
         while not app.is_running:
@@ -92,7 +93,7 @@ async def test_sigterm_leaves_the_dashboard_and_stops_the_feed() -> None:
 
     async with asyncio.timeout(TIMEOUT_S):
         sender = asyncio.create_task(terminate_when_running())
-        ending = await run_feed(feed, DashboardView(app, headless=True))
+        ending = await run_feeds(runs, DashboardView(app, headless=True))
         await sender
     assert ending.signal == "SIGTERM"
     assert feed.steps == ["stop (SIGTERM)", "drained", "close"]
@@ -111,10 +112,10 @@ async def test_the_dashboard_drives_a_replay_itself() -> None:
             await asyncio.sleep(0.01)
         app.exit()
 
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(runs := Runs.one(feed), resolve("default"))
     async with asyncio.timeout(TIMEOUT_S):
         quitter = asyncio.create_task(quit_at_the_end(app))
-        await run_feed(feed, DashboardView(app, headless=True))
+        await run_feeds(runs, DashboardView(app, headless=True))
         await quitter
     assert feed.session.counts["trial"] == 62
 
@@ -136,17 +137,17 @@ async def test_the_end_of_a_plan_run_says_where_its_recording_is(tmp_path: Path)
     feed = PlanRun(parse_plan(PLAN.replace("600", "20"), "q.toml"), RealClock(speed=100.0),
                    record=record)  # fmt: skip
     assert feed.record == record and not feed.finished
-    app = Dashboard(feed, resolve("default"))
+    app = Dashboard(runs := Runs.one(feed), resolve("default"))
 
     async def quit_when_done() -> None:
-        while not app.run_over:
+        while not app.pane.run_over:
             await asyncio.sleep(0.01)
         app.exit()
 
     async with asyncio.timeout(TIMEOUT_S):
         quitter = asyncio.create_task(quit_when_done())
-        await run_feed(feed, DashboardView(app, headless=True))
+        await run_feeds(runs, DashboardView(app, headless=True))
         await quitter
     assert feed.finished and feed.result is not None and not feed.result.aborted
-    assert app.status.note == f"run done, recording at {record}"
+    assert app.pane.panels.status.note == f"run done, recording at {record}"
     assert not app.check_action("abort_arm", ())

@@ -9,6 +9,7 @@ from textual.dom import DOMNode
 from textual.widget import Widget
 from textual_plot import PlotWidget
 
+from anemon.feeds.runs import Runs
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
 
@@ -54,7 +55,7 @@ def ancestors(node: DOMNode) -> list[DOMNode]:
 
 
 async def fresh(layout: Path, tmp_path: Path) -> list[tuple[object, ...]]:
-    app = Dashboard(replay_feed(markers_dir=tmp_path), layout, save_dir=tmp_path)
+    app = Dashboard(Runs.one(replay_feed(markers_dir=tmp_path)), layout, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         return looks(app)
@@ -62,7 +63,7 @@ async def fresh(layout: Path, tmp_path: Path) -> list[tuple[object, ...]]:
 
 async def test_each_layout_switched_to_looks_as_when_chosen_at_start(tmp_path: Path) -> None:
     expected = {path: await fresh(path, tmp_path) for path in layouts.choices(layouts.DEFAULT)}
-    app = Dashboard(replay_feed(markers_dir=tmp_path), layouts.DEFAULT, save_dir=tmp_path)
+    app = Dashboard(Runs.one(replay_feed(markers_dir=tmp_path)), layouts.DEFAULT, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         seen = []
@@ -83,7 +84,7 @@ async def test_a_user_layout_colouring_a_container_restyles_what_is_inside(
     mine.write_text("#body { background: red; color: yellow; }\n#log { height: 4; }\n")
     expected_mine = await fresh(mine, tmp_path)
     expected_default = await fresh(layouts.DEFAULT, tmp_path)
-    app = Dashboard(replay_feed(markers_dir=tmp_path), layouts.DEFAULT, save_dir=tmp_path)
+    app = Dashboard(Runs.one(replay_feed(markers_dir=tmp_path)), layouts.DEFAULT, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.use_layout(mine, say=False)
@@ -95,7 +96,7 @@ async def test_a_user_layout_colouring_a_container_restyles_what_is_inside(
 
 
 async def test_a_switch_restyles_only_the_widgets_the_layouts_name(tmp_path: Path) -> None:
-    app = Dashboard(replay_feed(markers_dir=tmp_path), layouts.DEFAULT, save_dir=tmp_path)
+    app = Dashboard(Runs.one(replay_feed(markers_dir=tmp_path)), layouts.DEFAULT, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         everything = sum(1 for _ in app.walk_children(with_self=True))
@@ -107,7 +108,7 @@ async def test_a_layout_file_that_does_not_parse_is_said_and_left_out(tmp_path: 
     """Only --layout is checked at start; a broken file met by `l` must not end the app."""
     bad = tmp_path / "bad.tcss"
     bad.write_text("#charts { colr: red; }\n")
-    app = Dashboard(replay_feed(markers_dir=tmp_path), layouts.DEFAULT, save_dir=tmp_path)
+    app = Dashboard(Runs.one(replay_feed(markers_dir=tmp_path)), layouts.DEFAULT, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         before = looks(app)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from anemon.errors import USAGE, AnemonError
+from anemon.feeds.runs import Runs
 from anemon.ui import launch
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import (
@@ -74,7 +75,7 @@ async def test_a_small_terminal_gets_the_compact_layout_and_says_how_to_switch(
     tmp_path: Path,
 ) -> None:
     """The default layout not chosen (no --layout) in 80x24: compact, and one note about `l`."""
-    app = Dashboard(replay_feed(), resolve("default"), save_dir=tmp_path, chosen=False)
+    app = Dashboard(Runs.one(replay_feed()), resolve("default"), save_dir=tmp_path, chosen=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.layout_path == COMPACT
@@ -87,7 +88,7 @@ async def test_a_small_terminal_gets_the_compact_layout_and_says_how_to_switch(
 async def test_a_chosen_default_layout_is_kept_in_a_small_terminal_with_a_hint(
     tmp_path: Path,
 ) -> None:
-    app = Dashboard(replay_feed(), resolve("default"), save_dir=tmp_path, chosen=True)
+    app = Dashboard(Runs.one(replay_feed()), resolve("default"), save_dir=tmp_path, chosen=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.layout_path == DEFAULT
@@ -100,7 +101,7 @@ async def test_a_chosen_default_layout_is_kept_in_a_small_terminal_with_a_hint(
 async def test_a_large_terminal_keeps_the_default_layout_silently(
     tmp_path: Path, chosen: bool
 ) -> None:
-    app = Dashboard(replay_feed(), resolve("default"), save_dir=tmp_path, chosen=chosen)
+    app = Dashboard(Runs.one(replay_feed()), resolve("default"), save_dir=tmp_path, chosen=chosen)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert app.layout_path == DEFAULT and notes(app) == []

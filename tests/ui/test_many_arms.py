@@ -12,6 +12,7 @@ import pytest
 from textual.app import App, ComposeResult
 
 from anemon.feeds.replay import ReplayFeed
+from anemon.feeds.runs import Runs
 from anemon.recording.reader import open_source
 from anemon.ui import arms_table, layouts
 from anemon.ui.app import Dashboard
@@ -98,7 +99,7 @@ async def test_a_replay_of_5000_one_trial_arms_answers_q(tmp_path: Path) -> None
     loop for minutes (the hang guard failed it)."""
     log = write_many_arms(tmp_path / "arms.log", 5000)
     feed = ReplayFeed(list(open_source(log)), str(log), markers_dir=tmp_path, speed=math.inf)
-    app = Dashboard(feed, layouts.resolve("default"), save_dir=tmp_path)
+    app = Dashboard(Runs.one(feed), layouts.resolve("default"), save_dir=tmp_path)
 
     async def session() -> None:
         async with app.run_test(size=(120, 40)) as pilot:

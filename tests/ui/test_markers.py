@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from anemon.feeds.replay import EXPORTS_DIR, ReplayFeed, markers_file
+from anemon.feeds.runs import Runs
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
 
@@ -95,7 +96,7 @@ async def test_a_path_that_looks_like_markup_is_shown_as_it_is(tmp_path: Path) -
     nor ends the dashboard with a MarkupError; a control character is shown escaped."""
     folder = tmp_path / "[/bold] [red]runs\x1b"
     feed = replay_feed(markers_dir=folder)
-    app = Dashboard(feed, layouts.resolve("default"), save_dir=tmp_path)
+    app = Dashboard(Runs.one(feed), layouts.resolve("default"), save_dir=tmp_path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts drawn
         await pilot.press("m", *"[b]hot[/b]", "enter")
         await pilot.pause(0.3)  # the toast drawn

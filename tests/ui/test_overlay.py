@@ -11,6 +11,7 @@ import pytest
 from rich.text import Text
 
 from anemon.events import Event, StartEvent, TrialEvent
+from anemon.feeds.runs import Runs
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
@@ -41,7 +42,7 @@ def reference(events: list[Event], name: str = "runs/ref.jsonl") -> Overlay:
 
 def dashboard(tmp_path: Path, overlay: Overlay | None, layout: str = "default") -> Dashboard:
     feed = replay_feed(markers_dir=tmp_path)
-    return Dashboard(feed, layouts.resolve(layout), save_dir=tmp_path, overlay=overlay)
+    return Dashboard(Runs.one(feed), layouts.resolve(layout), save_dir=tmp_path, overlay=overlay)
 
 
 # -- matching -------------------------------------------------------------------------------

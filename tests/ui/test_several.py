@@ -10,10 +10,11 @@ from anemon.clock import RealClock
 from anemon.control.plan import parse_plan
 from anemon.events import PhaseEvent
 from anemon.feeds.plan import PlanRun
-from anemon.feeds.several import SeveralRuns
+from anemon.feeds.runs import Runs
 from anemon.ui import layouts
+from anemon.ui.app import Dashboard
 from anemon.ui.confirm import quit_what
-from anemon.ui.several import Overview, SeveralDashboard
+from anemon.ui.overview import Overview
 from anemon.ui.status import StatusLine
 
 from .helpers import CallLog
@@ -28,7 +29,7 @@ def sim_plan(tag: str, udid: str) -> str:
     return f'tag = "{tag}"\n[device]\nkind = "sim"\nid = "{udid}"\n{arm}'
 
 
-def two_runs(trials: tuple[int, int] = (30, 12)) -> tuple[SeveralRuns, list[CallLog]]:
+def two_runs(trials: tuple[int, int] = (30, 12)) -> tuple[Runs, list[CallLog]]:
     """Two plan runs on simulated phones, not started: fixed events fed to their pipelines,
     their controls a log of the keys' calls."""
     runs, logs = [], []
@@ -40,14 +41,14 @@ def two_runs(trials: tuple[int, int] = (30, 12)) -> tuple[SeveralRuns, list[Call
         run.controls = log = CallLog()
         runs.append(run)
         logs.append(log)
-    return SeveralRuns(runs, ["SIM-A", "SIM-B"]), logs
+    return Runs.of(runs, ["SIM-A", "SIM-B"]), logs
 
 
-def make(several: SeveralRuns, layout: str = "default") -> SeveralDashboard:
-    return SeveralDashboard(several, layouts.resolve(layout))
+def make(several: Runs, layout: str = "default") -> Dashboard:
+    return Dashboard(several, layouts.resolve(layout))
 
 
-def overview_text(app: SeveralDashboard) -> str:
+def overview_text(app: Dashboard) -> str:
     return str(app.query_one(Overview).render())
 
 
@@ -84,7 +85,7 @@ async def test_keys_act_on_the_selected_tab_only() -> None:
 async def test_quit_asks_first_while_any_run_goes_on() -> None:
     several, _ = two_runs()
     # the first run is through: quitting still asks, the second goes on
-    several.feeds[0].pipeline.emit(PhaseEvent(t=999.0, wall=0.0, source="anemon", phase="done"))
+    several.runs[0].feed.pipeline.emit(PhaseEvent(t=999.0, wall=0.0, source="anemon", phase="done"))
     app = make(several)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -107,16 +108,16 @@ def test_the_quit_question_says_every_run_only_when_there_are_several() -> None:
 
 async def test_a_run_that_is_through_is_said_in_its_own_tab() -> None:
     several, _ = two_runs()
-    several.feeds[1].pipeline.emit(PhaseEvent(t=999.0, wall=0.0, source="anemon", phase="done"))
+    several.runs[1].feed.pipeline.emit(PhaseEvent(t=999.0, wall=0.0, source="anemon", phase="done"))
     app = make(several)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.redraw(force=True)
-        assert app.panes[1].run_over and not app.run_over  # the selected one goes on
+        assert app.panes[1].run_over and not app.pane.run_over  # the selected one goes on
         assert app.check_action("abort_arm", ())
         app.select(1)
         await pilot.pause()
-        assert app.run_over and not app.check_action("abort_arm", ())
+        assert app.pane.run_over and not app.check_action("abort_arm", ())
         status = app.panes[1].panels.status
         assert status is not None and "run done, not recorded" in str(status.render())
 
@@ -130,7 +131,7 @@ def test_two_phones_snapshot(layout: str, size: tuple[int, int], snap_compare) -
 async def test_a_device_label_that_looks_like_markup_is_its_tab_as_it_is() -> None:
     """A phone's id is data: `[/b]` in it is neither styling nor a MarkupError."""
     several, _ = two_runs()
-    several = SeveralRuns(several.feeds, ["[/b]SIM-A", "[red]SIM-B"])
+    several = Runs.of(several.feeds, ["[/b]SIM-A", "[red]SIM-B"])
     app = make(several)
     async with app.run_test(size=SIZE) as pilot:
         await draw_now(pilot)

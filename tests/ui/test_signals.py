@@ -3,7 +3,7 @@ exactly as headless: the app stopped, pending lines read, the abort recorded, th
 closed, the terminal restored (no alternate screen, no mouse tracking, the cursor shown, the
 tty back in canonical mode with echo), and exit 0 (watch) or 130 (demo, as run). A signal in the
 first moments after start-up (before the dashboard, while Python imports) is handled the same
-way: `anemon.cli` holds it until `run_feed` acts on it.
+way: `anemon.cli` holds it until `run_feeds` acts on it.
 
 Each test has its own tmux server (`-L`), so neither the operator's tmux nor another test's
 can interfere; COLUMNS/LINES are cleared so the pane's size (120x40) is what anemon sees.

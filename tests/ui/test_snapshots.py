@@ -12,6 +12,7 @@ import pytest
 from textual.pilot import Pilot
 
 from anemon.events import Event, TelemetryEvent, TrialEvent
+from anemon.feeds.runs import Runs
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
@@ -76,5 +77,5 @@ def test_default_with_an_overlay(tmp_path: Path, snap_compare) -> None:
     slower = [slower_event(e) for e in sustained()]
     overlay = Overlay.of("runs/reference.jsonl", Session.from_events(slower))
     feed = replay_feed(markers_dir=tmp_path)
-    app = Dashboard(feed, layouts.resolve("default"), save_dir=tmp_path, overlay=overlay)
+    app = Dashboard(Runs.one(feed), layouts.resolve("default"), save_dir=tmp_path, overlay=overlay)
     assert snap_compare(app, terminal_size=SIZES["default"], run_before=draw_now)

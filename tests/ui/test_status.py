@@ -174,6 +174,25 @@ async def test_p_shows_queue_held_until_pressed_again(make_app: MakeApp) -> None
         assert "queue held" not in str(status.render())
 
 
+async def test_the_hold_shown_is_the_controllers_own_not_a_copy(make_app: MakeApp) -> None:
+    """Held by another caller than the key (the palette, a second tab's key): said, and `p`
+    then resumes it."""
+    from .helpers import CallLog, live_feed
+
+    controls = CallLog()
+    app = make_app(feed=live_feed(controls))
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.query_one(StatusLine)
+        await controls.pause_queue()
+        app.redraw(force=True)
+        await pilot.pause()
+        assert "queue held" in str(status.render())
+        await pilot.press("p")
+        await pilot.pause()
+        assert controls.calls == ["pause_queue", "resume_queue"]
+        assert "queue held" not in str(status.render())
+
+
 def test_waiting_is_said_only_while_no_line_has_been_read() -> None:
     session = Session()
     assert "waiting for m.log" in status_text(session, "m.log", waiting="waiting for m.log").plain
