@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widgets import DataTable, Log
 from textual_hires_canvas import Canvas
+from textual_plot import PlotWidget
 from textual_plot.plot_widget import LinePlot
 
 from anemon.ui import textual_compat
@@ -47,15 +47,21 @@ class Relied:
         owner = type(obj).__qualname__ if not isinstance(obj, type) else obj.__qualname__
         self.problems += [f"{owner}.{name} is gone" for name in names if not hasattr(obj, name)]
 
-    def takes(self, function: Callable[..., Any], *parameters: str) -> None:
-        """`function` takes `parameters` in this order, as the adapter passes them."""
-        try:
-            found = [p for p in inspect.signature(function).parameters if p != "self"]
-        except (TypeError, ValueError):
-            found = None
-        if found is None or found[: len(parameters)] != list(parameters):
-            name = getattr(function, "__qualname__", repr(function))
-            self.problems.append(f"{name} takes {found}, not ({', '.join(parameters)})")
+    def takes(self, owner: object, name: str, *parameters: str) -> None:
+        """`owner`'s function `name` takes `parameters` in this order, as the adapter passes
+        them (and no others that have no default)."""
+        where = f"{getattr(owner, '__qualname__', getattr(owner, '__name__', owner))}.{name}"
+        function = getattr(owner, name, None)
+        if not callable(function):
+            self.problems.append(f"{where} is gone")
+            return
+        found = [p for p in inspect.signature(function).parameters.values() if p.name != "self"]
+        names = [p.name for p in found]
+        required = [p.name for p in found[len(parameters) :] if p.default is p.empty]
+        if names[: len(parameters)] != list(parameters) or required:
+            self.problems.append(
+                f"{where} takes ({', '.join(names)}), not ({', '.join(parameters)})"
+            )
 
     def holds(self, true: bool, what: str) -> None:
         """What the adapter says of the library is still so."""
@@ -104,9 +110,8 @@ async def test_what_plotlib_relies_on_of_textual_plot_is_there() -> None:
         with relied("textual-plot", PLOTLIB) as it:
             it.has(plot, "_x_min", "_x_max", "_y_min", "_y_max", "_scale_rectangle")
             it.has(plot, "_labels", "_datasets", "_needs_canvas_resize", "_needs_rerender")
-            it.has(type(plot).__mro__[1], "_rerender", "_render_line_plot")
-            it.takes(plotlib.PlotWidget._rerender)
-            it.takes(plotlib.PlotWidget._render_line_plot, "dataset")
+            it.takes(PlotWidget, "_rerender")
+            it.takes(PlotWidget, "_render_line_plot", "dataset")
             with plot.deferred():
                 plot.plot([0.0, 1.0], [2.0, 3.0], label="a")
                 plot.set_xlimits(0.0, 10.0)
@@ -175,13 +180,13 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
         await pilot.pause()
         with relied("textual", COMPAT) as it:
             it.has(app.screen, "_refresh_layout")
-            it.takes(type(app.screen)._refresh_layout, "size")
+            it.takes(type(app.screen), "_refresh_layout", "size")
             it.has(table, "_clear_caches")
-            it.takes(DataTable._clear_caches)
+            it.takes(DataTable, "_clear_caches")
             it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars", "_scroll_update")
-            it.takes(Log._render_line_strip, "y", "rich_style")
-            it.takes(Log._refresh_scrollbars)
-            it.takes(Log._scroll_update, "virtual_size")
+            it.takes(Log, "_render_line_strip", "y", "rich_style")
+            it.takes(Log, "_refresh_scrollbars")
+            it.takes(Log, "_scroll_update", "virtual_size")
             line = textual_compat.log_line(log, 0, Style())
             whole = isinstance(line, Strip) and line.cell_length == len("one line")
             it.holds(whole, "`_render_line_strip` renders `_lines[y]` whole")
@@ -205,7 +210,7 @@ async def test_what_textual_compat_relies_on_of_textuals_driver_is_there() -> No
 
 
 def test_what_textual_compat_relies_on_of_textuals_stylesheet_is_there(tmp_path: Path) -> None:
-    from textual.css.match import match
+    from textual.css import match as css_match
     from textual.css.stylesheet import Stylesheet
 
     first, second, other = (tmp_path / f"{name}.tcss" for name in ("first", "second", "other"))
@@ -215,8 +220,8 @@ def test_what_textual_compat_relies_on_of_textuals_stylesheet_is_there(tmp_path:
     sheet = Stylesheet()
     with relied("textual", COMPAT) as it:
         it.has(sheet, "source", "rules", "read", "parse", "update_nodes")
-        it.takes(Stylesheet.update_nodes, "nodes", "animate")
-        it.takes(match, "selector_sets", "node")
+        it.takes(Stylesheet, "update_nodes", "nodes", "animate")
+        it.takes(css_match, "match", "selector_sets", "node")
         sheet.read(other)
         sheet.read(first)
         sheet.parse()
@@ -262,11 +267,11 @@ def test_what_the_serve_adapter_relies_on_of_textual_serve_is_there() -> None:
                          download_manager=DownloadManager())  # fmt: skip
     with relied("textual-serve", SERVE) as it:
         it.has(service, "_process", "_task", "_build_environment")
-        it.takes(AppService._build_environment, "width", "height")
+        it.takes(AppService, "_build_environment", "width", "height")
         environment = getattr(service, "_build_environment", dict)()
         it.holds("TEXTUAL_DRIVER" in environment, "`_build_environment` sets TEXTUAL_DRIVER")
         it.has(Server, "_process_messages")
-        it.takes(Server._process_messages, "websocket", "app_service")
+        it.takes(Server, "_process_messages", "websocket", "app_service")
 
 
 def test_what_the_serve_adapter_relies_on_of_textuals_web_driver_is_there() -> None:
