@@ -22,8 +22,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from anemon.ui.layouts import BUILTIN
+from tests.library_internals import LIBRARIES
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "recordings" / "sim-sustain-1b-v2.jsonl"
@@ -62,6 +66,39 @@ def test_pyproject_lists_every_package() -> None:
     assert set(config["packages"]) == on_disk | {"anemon.layouts"}
     assert config["package-dir"] == {"anemon.layouts": "layouts"}
     assert (REPO / "layouts" / "__init__.py").is_file()
+
+
+def pins() -> dict[str, Version]:
+    """constraints.txt's exact versions, by canonical name."""
+    lines = (REPO / "constraints.txt").read_text().splitlines()
+    pinned = (line.split("==") for line in lines if "==" in line and not line.startswith("#"))
+    return {canonicalize_name(name): Version(version) for name, version in pinned}
+
+
+def requirements() -> dict[str, Requirement]:
+    """pyproject's `[project] dependencies`, by canonical name."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    found = map(Requirement, project["dependencies"])
+    return {canonicalize_name(requirement.name): requirement for requirement in found}
+
+
+def test_constraints_pin_every_dependency_inside_its_range() -> None:
+    pinned = pins()
+    wrong = [f"{name}: {pinned.get(name, 'not pinned')} for {requirement.specifier}"
+             for name, requirement in requirements().items()
+             if pinned.get(name) not in requirement.specifier]  # fmt: skip
+    assert not wrong, wrong
+
+
+def test_the_libraries_used_privately_are_declared_and_capped_at_the_next_minor() -> None:
+    """Their adapters (tests/library_internals.py) were tested with the pinned version only:
+    a user's install takes no release past its minor."""
+    declared, pinned = requirements(), pins()
+    for name in (canonicalize_name(library) for library in LIBRARIES):
+        assert name in declared, f"{name} is used (privately) but not a declared dependency"
+        caps = [Version(s.version) for s in declared[name].specifier if s.operator == "<"]
+        pin = pinned[name]
+        assert caps == [Version(f"{pin.major}.{pin.minor + 1}")], (name, declared[name])
 
 
 # Everything below builds and installs the wheel: end-to-end, slow.

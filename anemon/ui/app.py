@@ -434,8 +434,6 @@ class Dashboard(App[None]):
                         severity="error", timeout=8, markup=False)  # fmt: skip
             return
         self.layout_path = path
-        # placed now, as `refresh_css` does: what draws next (a key, a timer) sees the new sizes
-        self.screen._refresh_layout(self.size)
         self.call_after_refresh(self.redraw, True)
         if say:
             self.notify(f"layout {path.stem}", timeout=2)

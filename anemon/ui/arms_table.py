@@ -21,6 +21,7 @@ from anemon.analysis.summary import ArmSummary, EnergyReadings, Spans, summarize
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
 from anemon.ui.series import SHOWN_ARMS, left_out, left_out_text
+from anemon.ui.textual_compat import clear_render_caches
 
 WIDE = tuple(
     name for name in COLUMNS
@@ -387,4 +388,4 @@ class ArmsTable(DataTable, can_focus=False):
         # Each update_cell leaves every cached render of the table stale (their keys hold its
         # update count), yet they stay until the LRU caches are full: thousands of strips and
         # cells that every full garbage collection walked (a replay's longest collections).
-        self._clear_caches()
+        clear_render_caches(self)

@@ -6,12 +6,12 @@ Resolved before the app starts, so an unknown name is one clear line and exit st
 from __future__ import annotations
 
 import io
-import os
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anemon.errors import AnemonError
+from anemon.ui import textual_compat
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -79,13 +79,8 @@ def resolve(layout: str, directory: Path = LAYOUTS_DIR) -> Path:
 
 def check(css: str, path: Path) -> None:
     """Parse a user's layout now, so a typo is one line at start rather than a crash."""
-    from textual.app import App
-    from textual.css.stylesheet import Stylesheet
-
-    sheet = Stylesheet(variables=App().get_css_variables())
-    sheet.add_source(css, read_from=(str(path), ""))
     try:
-        sheet.parse()
+        textual_compat.parse_css(css, path)
     except Exception as e:  # textual's parse errors have no common public base
         raise LayoutError(f"layout file {path} is not valid Textual CSS: {first_line(e)}") from e
 
@@ -132,58 +127,37 @@ matched nodes' descendants too."""
 
 
 def swap(app: App[Any], old: Path, new: Path) -> int:
-    """Replace the layout file `old` by `new` in `app`'s stylesheet and restyle only the
-    nodes the two files' rules match; the number restyled.
+    """Replace the layout file `old` by `new` in `app`'s stylesheet, restyle only the nodes
+    the two files' rules match and place the screen's widgets now, as `refresh_css` does
+    (what draws next, a key or a timer, sees the new sizes); the number restyled.
 
     Textual's `refresh_css` re-parses every source and restyles every node (~110 ms at
     120x40 with 100k trials per arm: the key press's maximum). Only the layout's rules
-    change, though: the parse cache gives back the other sources' rules as the same objects,
-    so the rules that differ are the old and the new layout's, and a node no such rule
-    matches keeps the styles it has. A change of theme clears that cache: every rule then
-    differs and every node is restyled, as `refresh_css` would. Raises Textual's stylesheet
-    errors for a file that does not parse, with `old` back in place.
+    change, though (`textual_compat.replace_source`), and a node no such rule matches keeps
+    the styles it has; after a change of theme every rule differs and every node is
+    restyled, as `refresh_css` would. Raises Textual's stylesheet errors for a file that
+    does not parse, with `old` back in place.
     """
-    sheet = app.stylesheet
-    before = {id(rule): rule for rule in sheet.rules}
-    old_key = (os.path.abspath(old), "")
-    old_source = sheet.source.pop(old_key, None)
-    try:
-        sheet.read(new)
-        sheet.parse()
-    except Exception:  # textual's stylesheet errors have no common public base
-        sheet.source.pop((os.path.abspath(new), ""), None)
-        if old_source is not None:
-            sheet.source[old_key] = old_source
-        sheet.parse()
-        raise
-    after = {id(rule): rule for rule in sheet.rules}
-    changed = [rule for key, rule in (before | after).items() if (key in before) != (key in after)]
-    nodes = restyled(app, changed)
-    sheet.update_nodes(nodes, animate=True)
-    for node in nodes:
-        # a node whose own rules stayed the same is not told by Textual, yet its drawing
-        # colours come from its ancestors too (cached): drop them, draw it again
-        node.notify_style_update()
-        node.refresh()
+    nodes = restyled(app, textual_compat.replace_source(app.stylesheet, old, new))
+    textual_compat.restyle(app, nodes)
+    textual_compat.lay_out_now(app.screen, app.size)
     return len(nodes)
 
 
 def restyled(app: App[Any], rules: list[RuleSet]) -> list[DOMNode]:
     """The nodes of every screen (and the app) that `rules` match, in document order, with
     their descendants where a rule sets more than placement (`PLACEMENT`)."""
-    from textual.css.match import match
-
     found: dict[int, DOMNode] = {}
     roots: list[DOMNode] = [app, *app.screen_stack]
     for root in roots:
         for node in root.walk_children(with_self=True):
             if id(node) in found:
                 continue
-            hits = [rule for rule in rules if match(rule.selector_set, node)]
+            hits = [rule for rule in rules if textual_compat.matches(rule, node)]
             if not hits:
                 continue
             found[id(node)] = node
-            if any(not PLACEMENT.issuperset(rule.styles.get_rules()) for rule in hits):
+            if any(not PLACEMENT.issuperset(textual_compat.properties(rule)) for rule in hits):
                 for child in node.walk_children():
                     found.setdefault(id(child), child)
     return list(found.values())

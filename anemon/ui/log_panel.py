@@ -13,6 +13,7 @@ from textual.widgets import Log
 
 from anemon.store import Session
 from anemon.ui.series import log_text
+from anemon.ui.textual_compat import log_line, update_scrollbars
 
 
 class ErrorHighlighter(Highlighter):
@@ -80,8 +81,7 @@ class LogPanel(Log, can_focus=False):
         if self.styles.height is not None and self.styles.height.is_auto:
             self.refresh(layout=True)  # a user layout sized it by its lines
             return
-        self._refresh_scrollbars()  # one coming or going asks for the layout itself
-        self._scroll_update(size)
+        update_scrollbars(self, size)  # one coming or going asks for the layout itself
 
     def follow(self) -> None:
         """To the newest line, if following."""
@@ -91,21 +91,20 @@ class LogPanel(Log, can_focus=False):
     def on_resize(self) -> None:
         self.follow()
 
-    def _render_line(self, y: int, scroll_x: int, width: int) -> Strip:
-        """Textual's row (Log's own, private), with `…` in its last visible cell where the
-        line goes on past it: a line cut at `gen=25` would read as a value (the rest is a
-        scroll away). One strip more than Textual's per cut row and redraw: the cut is
-        cached by the line's strip, the `…` made once; a replay at max redraws the log many
-        times a second, and full collections walk what each redraw makes."""
+    def render_line(self, y: int) -> Strip:
+        """Textual's row, with `…` in its last visible cell where the line goes on past it:
+        a line cut at `gen=25` would read as a value (the rest is a scroll away). One strip
+        more than Textual's per cut row and redraw: the cut is cached by the line's strip,
+        the `…` made once; a replay at max redraws the log many times a second, and full
+        collections walk what each redraw makes."""
+        scroll_x, scroll_y = self.scroll_offset
         visible = self.scrollable_content_region.width  # not under the scrollbar
-        if y >= len(self._lines) or visible < 2:
-            return super()._render_line(y, scroll_x, width)
         style = self.rich_style
-        line = self._render_line_strip(y, style)
-        if line.cell_length <= scroll_x + visible:
-            return super()._render_line(y, scroll_x, width)
+        line = log_line(self, scroll_y + y, style) if visible >= 2 else None
+        if line is None or line.cell_length <= scroll_x + visible:
+            return super().render_line(y)
         ellipsis = self._ellipsis.get(style)
         if ellipsis is None:
             ellipsis = self._ellipsis[style] = Strip([Segment("…", style)], 1)
         cut = line.crop(scroll_x, scroll_x + visible - 1)
-        return Strip.join([cut, ellipsis]).apply_offsets(scroll_x, y)
+        return Strip.join([cut, ellipsis]).apply_offsets(scroll_x, scroll_y + y)

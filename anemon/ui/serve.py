@@ -7,9 +7,9 @@ and stops the server with the app still running; textual's web driver ignores it
 ending, so an app whose server went (stopped, or killed) ran on without a parent. Here: the
 app is run by `HangUpDriver`, which hears that end; each app is stopped within
 `QUIT_GRACE_S`, killed after; and the server, stopped, closes the browser's socket and waits
-for its app. The one adapter to textual-serve's private names (`AppService._process`,
-`._task`, `._build_environment`, `Server._process_messages`: tests/cli/test_serve.py says
-when one moves). Here, in ui/, because it is the Textual side."""
+for its app. The one adapter to textual-serve's internals (`AppService._process`, `._task`,
+`._build_environment`, `Server._process_messages`: tests/ui/test_adapters.py says when one
+moves). Here, in ui/, because it is the Textual side."""
 
 from __future__ import annotations
 
@@ -120,7 +120,8 @@ def server_class() -> type:
             }
             """The static files by URL path, fixed now: a request path is looked up here."""
 
-        async def _make_app(self) -> web.Application:
+        async def make_app(self) -> web.Application:
+            """textual-serve's routes, but `static` for its static files and no download."""
             import aiohttp_jinja2
             import jinja2
 
@@ -190,7 +191,7 @@ def server_class() -> type:
             loop = asyncio.new_event_loop()
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(sig, self.request_exit)
-            web.run_app(self._make_app(), sock=self.sock, handle_signals=False, loop=loop,
+            web.run_app(self.make_app(), sock=self.sock, handle_signals=False, loop=loop,
                         print=lambda *_: None)  # fmt: skip
 
     return AnemonServer

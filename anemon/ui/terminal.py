@@ -16,6 +16,8 @@ from typing import IO, Any
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 
+from anemon.ui.textual_compat import wrap_output
+
 
 class GoneTerminal:
     """The terminal's output, dropping what is written once a write has failed."""
@@ -51,8 +53,7 @@ class HangUpSafeDriver(LinuxDriver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self._file is not None:  # sys.__stderr__: None only without a console
-            self._file = GoneTerminal(self._file)  # type: ignore[assignment]
+        wrap_output(self, GoneTerminal)
 
 
 def hang_up_safe(driver: type[Driver]) -> type[Driver]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import inspect
 import json
 import os
 import re
@@ -287,31 +286,6 @@ def test_the_dashboard_draws_in_headless_chromium(tmp_path):
 
 
 # -- no COMMAND outlives its browser or its serve ------------------------------------------
-
-
-def test_the_textual_serve_names_the_adapter_relies_on_are_there():
-    """anemon/ui/serve.py overrides or reads these private names of textual-serve and
-    textual; when one moves, this says which (and the adapter must follow)."""
-    from textual.drivers.web_driver import WebDriver
-    from textual_serve.app_service import AppService
-    from textual_serve.download_manager import DownloadManager
-    from textual_serve.server import Server
-
-    async def nothing(*_: object) -> None:
-        pass
-
-    service = AppService("true", write_bytes=nothing, write_str=nothing, close=nothing,
-                         download_manager=DownloadManager())  # fmt: skip
-    moved = [name for name, there in [
-        ("AppService._process", hasattr(service, "_process")),
-        ("AppService._task", hasattr(service, "_task")),
-        ("AppService._build_environment() sets TEXTUAL_DRIVER",
-         "TEXTUAL_DRIVER" in getattr(service, "_build_environment", dict)()),
-        ("Server._process_messages", callable(getattr(Server, "_process_messages", None))),
-        ("WebDriver.run_input_thread", callable(getattr(WebDriver, "run_input_thread", None))),
-        ("WebDriver.exit_event", "self.exit_event = " in inspect.getsource(WebDriver)),
-    ] if not there]  # fmt: skip
-    assert not moved, f"textual-serve or textual changed: {moved}; see anemon/ui/serve.py"
 
 
 def children(cwd: Path, serve: subprocess.Popen[str]) -> list[str]:

@@ -533,7 +533,7 @@ coordinate = st.floats(min_value=-20, max_value=60, allow_nan=False, allow_infin
 def test_line_drawing_sets_the_cells_textual_hires_canvas_would(
     points: list[tuple[float, float]], width: int, height: int
 ) -> None:
-    """The numpy line drawing (Chart._render_line_plot) puts the same braille characters in
+    """The numpy line drawing (Chart.draw_line) puts the same braille characters in
     the same cells as the library's own `draw_hires_lines`, lines leaving the canvas too."""
     theirs, ours = Canvas(), Canvas()
     for canvas in (theirs, ours):

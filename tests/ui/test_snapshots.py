@@ -1,4 +1,5 @@
-"""Each layout on fixed data, fixed clock, fixed size (textual pinned in pyproject.toml).
+"""Each layout on fixed data, fixed clock, fixed size (Textual and the plot libraries at
+constraints.txt's versions).
 
 Review every `--snapshot-update` in its HTML report before committing it.
 """

@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.geometry import Region, Size
 from textual.widgets import Static
 from textual_hires_canvas import Canvas
-from textual_plot import HiResMode, LegendLocation, PlotWidget
+from textual_plot import HiResMode, LegendLocation
 from textual_plot.plot_widget import FloatScalar, LinePlot
 
 from anemon.events import THERMAL_NAMES
@@ -35,6 +35,13 @@ from anemon.ui.charts.drawing import (
     paint_braille,
     refresh_changed_rows,
     to_cells,
+)
+from anemon.ui.charts.plotlib import (
+    PlotBase,
+    canvas_rows,
+    canvas_stale,
+    hold_refreshes,
+    release_refreshes,
 )
 from anemon.ui.charts.specs import CHARTS, REF, ChartSpec, Line, dimmed, elapsed, trials
 from anemon.ui.overlay import Overlay
@@ -108,7 +115,7 @@ def legend_line(entries: Sequence[tuple[str, str]]) -> Text:
     return Text("  ").join(Text.assemble(("━ ", style), label) for label, style in entries)
 
 
-class Chart(PlotWidget, can_focus=False):
+class Chart(PlotBase, can_focus=False):
     """A PlotWidget fed decimated series on demand; not focusable, so app keys stay the app's.
 
     Too short to label its values correctly (fewer rows inside the axes than `min_rows`), it
@@ -141,8 +148,6 @@ class Chart(PlotWidget, can_focus=False):
         self._subtitle: Text | None = None
         self.segments: Segments = {}
         """The braille dots of the segments drawn lately (`line_dots`)."""
-        self._quiet = False
-        """`draw` is handing textual-plot new datasets: it renders them itself, at the end."""
         self._short_text: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
@@ -173,20 +178,17 @@ class Chart(PlotWidget, can_focus=False):
         every canvas afresh (each pixel asking for a refresh), where a new trial changes a
         few rows of the plot and often none of the axes' labels."""
         canvases = list(self.query(Canvas))
-        if any(c.size and c._canvas_size != c.size for c in canvases):
-            # laid out at a new size since they were drawn: textual-plot resizes its canvases
-            # only when the chart itself is resized, not when they are shown again (`short`)
-            self._needs_canvas_resize = self._needs_rerender = True
+        if any(map(canvas_stale, canvases)):  # laid out at a new size: shown again (`short`)
+            self.resize_canvases()
         # copies: a drawing may write into a row in place
-        before = [([*map(list.copy, c._buffer)], [*map(list.copy, c._styles)]) for c in canvases]
-        for canvas in canvases:  # textual-hires-canvas's own batching, without its refresh
-            canvas._refreshes_pending += 1
+        before = [[[*map(list.copy, rows)] for rows in canvas_rows(c)] for c in canvases]
+        for canvas in canvases:
+            hold_refreshes(canvas)
         try:
             return super().render()
         finally:
             for canvas, (buffer, styles) in zip(canvases, before, strict=True):
-                canvas._refreshes_pending -= 1
-                if not canvas._refreshes_pending:
+                if release_refreshes(canvas):
                     refresh_changed_rows(canvas, buffer, styles)
 
     @property
@@ -256,8 +258,7 @@ class Chart(PlotWidget, can_focus=False):
         # explicit limits from exactly the points handed over: none falls outside the axes
         xlim = x_limits([x for x, *_ in points], end)
         ylim = y_limits([y for _, y, *_ in points], self.spec.ylimits(session))
-        self._quiet = True
-        try:
+        with self.deferred():  # drawn below, once
             self.clear()
             for x, y, line, labelled in points:
                 label = line.label if labelled else None
@@ -265,32 +266,20 @@ class Chart(PlotWidget, can_focus=False):
             self.set_xlimits(*xlim)
             self.set_ylimits(*ylim)
             self.place_legend()
-        finally:
-            self._quiet = False
         if self.canvases_ready():
             self.render()  # its canvases drawn now: only their changed rows are repainted
         else:
             self.refresh()  # drawn when Textual renders the chart, at its size by then
         return True
 
-    def _rerender(self) -> None:
-        """textual-plot's: draw at the next render, repainting the whole chart; while `draw`
-        hands over the datasets, only noted (it draws the canvases itself)."""
-        self._needs_rerender = True
-        if not self._quiet:
-            self.refresh()
-
     def canvases_ready(self) -> bool:
         """Whether the canvases are laid out at the chart's present size, so drawing them
         now is what a render would draw (textual-plot sizes them in `render` otherwise)."""
-        if self._needs_canvas_resize:
-            return False
-        # an empty canvas (the top margin) is left as it is, by textual-plot too
-        if any(c.size and c._canvas_size != c.size for c in self.query(Canvas)):
+        if not self.canvases_sized or any(map(canvas_stale, self.query(Canvas))):
             return False
         plot = self.query_one("#plot", Canvas)
         inside = Region(1, 1, plot.size.width - 2, plot.size.height - 2)
-        return bool(plot.size) and self._scale_rectangle == inside
+        return bool(plot.size) and self.scale_box == inside
 
     def on_resize(self) -> None:
         # the points stay until the next draw, but a legend placed for the old size may hide them
@@ -320,7 +309,7 @@ class Chart(PlotWidget, can_focus=False):
         """
         if not self.spec.legend:
             return
-        labels = [label for label in self._labels if label is not None]
+        labels = [label for label, _ in self.labelled if label is not None]
         width, height = self.plot_size
         size = Size(4 + max(map(len, labels), default=0) + 2, len(labels) + 2)  # "⠒⠒⠒ name", border
         if labels and size.width <= width and size.height <= height:
@@ -347,8 +336,7 @@ class Chart(PlotWidget, can_focus=False):
         """The legend on one line, each name after a stroke of its line's colour; then, for
         a narrower border, the references (the overlay) as one "ref" entry; then without
         them (the title names the reference)."""
-        named = [(label, data.line_style)
-                 for label, data in zip(self._labels, self._datasets, strict=True)
+        named = [(label, data.line_style) for label, data in self.labelled
                  if label is not None and isinstance(data, LinePlot)]  # fmt: skip
         arms = [(label, style) for label, style in named if not label.startswith(REF)]
         refs = [(REF.strip(), REF_STYLE)] if len(arms) < len(named) else []
@@ -362,27 +350,25 @@ class Chart(PlotWidget, can_focus=False):
         """Which cells (row, column) of the plot canvas the lines pass through, were the
         axes drawn around `box`."""
         cells = np.zeros((box.bottom + 1, box.right + 1), dtype=bool)
-        # textual-plot's own limits and datasets (private: it has no getters for them)
-        limits = (self._x_min, self._x_max, self._y_min, self._y_max)
+        limits = self.limits
         if limits[0] == limits[1] or limits[2] == limits[3]:
             return cells
-        for data in self._datasets:
+        for _, data in self.labelled:
             if len(data.x):
                 x, y = along(*to_cells(data.x, data.y, limits, box))
                 cells[np.floor(y).astype(int), np.floor(x).astype(int)] = True
         return cells
 
-    def _render_line_plot(self, dataset: LinePlot) -> None:
+    def draw_line(self, dataset: LinePlot) -> bool:
         """textual-plot's braille line drawing, the same dots in the same cells, but the
         points mapped and the dots set with numpy: its own loop per dot and per cell was
-        most of a chart's render (it is called from PlotWidget's private `_render_plot`)."""
+        most of a chart's render. Other lines are left to it."""
         if dataset.hires_mode != HiResMode.BRAILLE or len(dataset.x) < 2:
-            super()._render_line_plot(dataset)
-            return
+            return False
         canvas = self.query_one("#plot", Canvas)
-        limits = (self._x_min, self._x_max, self._y_min, self._y_max)
-        x, y = to_cells(dataset.x, dataset.y, limits, self._scale_rectangle)  # as one point's
+        x, y = to_cells(dataset.x, dataset.y, self.limits, self.scale_box)  # as one point's
         paint_braille(canvas, *line_dots(canvas, x, y, self.segments), dataset.line_style)
+        return True
 
     def get_hires_pixel_from_coordinate(
         self, x: FloatScalar, y: FloatScalar
@@ -393,10 +379,9 @@ class Chart(PlotWidget, can_focus=False):
         canvas floors positions to cells, so x = max lands on the right axis line and
         y = min on the bottom one, and the axes drawn next hide them (the end of a step
         line, an arm's lowest trials). Here the span is half-open: the extremes fall in the
-        last cells inside the axes, the same ones `_scale_rectangle` frames.
+        last cells inside the axes, the same ones `scale_box` frames.
         """
-        box = self._scale_rectangle  # private in textual-plot: the axes are drawn around it
-        return to_cells(x, y, (self._x_min, self._x_max, self._y_min, self._y_max), box)
+        return to_cells(x, y, self.limits, self.scale_box)
 
     def get_pixel_from_coordinate(self, x: FloatScalar, y: FloatScalar) -> tuple[int, int]:
         """Data → canvas cell, as the lines are drawn: a tick labels the row its value's
@@ -408,7 +393,7 @@ class Chart(PlotWidget, can_focus=False):
         """
         cx, cy = self.get_hires_pixel_from_coordinate(x, y)
         row = math.floor(cy)
-        return math.floor(cx), row - 1 if y == self._y_min else row
+        return math.floor(cx), row - 1 if y == self.limits[2] else row
 
 
 SUBTITLE_ROOM = 6

@@ -1,6 +1,7 @@
 """Drawing on a chart's canvas with numpy: data to cells, the braille dots of a polyline, and
-the rows to repaint. It reuses textual-hires-canvas's own clipping, Bresenham and braille
-table (private), so the dots are exactly the ones it would draw."""
+the rows to repaint. The clipping, Bresenham and braille table are the ones
+textual-hires-canvas's `draw_hires_lines` uses, written here (its own are private), so the
+dots are exactly the ones it would draw."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import overload
 import numpy as np
 from textual.geometry import Region, Size
 from textual_hires_canvas import Canvas
-from textual_hires_canvas.hires import pixels as hires_pixels
-from textual_plot import HiResMode, LegendLocation
+from textual_plot import LegendLocation
 from textual_plot.plot_widget import FloatScalar
+
+from anemon.ui.charts.plotlib import canvas_rows, canvas_size
 
 INSIDE = 1e-6
 """A millionth of a cell short of the far edge: the floor keeps it inside the axes."""
@@ -60,13 +62,12 @@ def line_dots(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The braille dots (canvas cells × (2, 4)) of the polyline through (x, y) in canvas
     cells, as textual-hires-canvas's `draw_hires_lines` finds them: each segment clipped to
-    the canvas, then its own Bresenham (private: reused, so the dots are exactly its)."""
-    width, height = canvas._canvas_region.width, canvas._canvas_region.height
+    the canvas, then the dots between its ends."""
+    width, height = canvas_size(canvas)
     x0, y0, x1, y1 = x[:-1], y[:-1], x[1:], y[1:]
     inside = (np.minimum(x0, x1) >= 0) & (np.maximum(x0, x1) <= width - 1)
     inside &= (np.minimum(y0, y1) >= 0) & (np.maximum(y0, y1) <= height - 1)
     dot_x, dot_y = np.floor(x * 2).astype(np.int64), np.floor(y * 4).astype(np.int64)
-    bresenham = canvas._get_line_coordinates
     memo = {} if memo is None else memo
     if len(memo) > SEGMENTS_KEPT:
         memo.clear()
@@ -80,9 +81,7 @@ def line_dots(
                 dots = memo[key] = bresenham(*ends[i])
             found.append(dots)
             continue
-        clipped = canvas._clip_line_cohen_sutherland(
-            float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i])
-        )
+        clipped = clip(float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i]), width, height)
         if clipped is not None:
             a, b, c, d = clipped
             found.append(
@@ -96,24 +95,88 @@ def line_dots(
     return flat[0::2], flat[1::2]
 
 
-BRAILLE_CHARS: tuple[str | None, ...] = tuple(
-    hires_pixels[HiResMode.BRAILLE][tuple((mask >> bit) & 1 for bit in range(8))]
-    for mask in range(256)
+def bresenham(x0: int, y0: int, x1: int, y1: int) -> list[tuple[int, int]]:
+    """The dots of the segment between two dots, both ends included: Bresenham's line, in
+    every octant, as textual-hires-canvas draws it."""
+    dx, sx = abs(x1 - x0), 1 if x0 < x1 else -1
+    dy, sy = -abs(y1 - y0), 1 if y0 < y1 else -1
+    error = dx + dy
+    dots = [(x0, y0)]
+    while True:
+        e2 = 2 * error
+        if e2 >= dy:
+            if x0 == x1:
+                return dots
+            error, x0 = error + dy, x0 + sx
+        if e2 <= dx:
+            if y0 == y1:
+                return dots
+            error, y0 = error + dx, y0 + sy
+        dots.append((x0, y0))
+
+
+LEFT, RIGHT, BELOW, ABOVE = 1, 2, 4, 8
+"""Cohen-Sutherland's outcodes: where a point lies outside the cells (y grows downwards)."""
+
+
+def outcode(x: float, y: float, x_max: int, y_max: int) -> int:
+    """Where (x, y) lies outside [0, x_max] × [0, y_max]; 0 inside."""
+    horizontal = LEFT if x < 0 else RIGHT if x > x_max else 0
+    return horizontal | (BELOW if y < 0 else ABOVE if y > y_max else 0)
+
+
+def clip(
+    x0: float, y0: float, x1: float, y1: float, width: int, height: int
+) -> tuple[float, float, float, float] | None:
+    """The part of the segment inside the centres of a `width`×`height` canvas's cells
+    ([0, width - 1] × [0, height - 1]), or None: Cohen-Sutherland, with the arithmetic
+    textual-hires-canvas clips with, so the clipped ends fall in the same dots."""
+    x_max, y_max = width - 1, height - 1
+    code0, code1 = outcode(x0, y0, x_max, y_max), outcode(x1, y1, x_max, y_max)
+    while code0 or code1:
+        if code0 & code1:
+            return None
+        out = code0 or code1
+        x: float
+        y: float
+        if out & ABOVE:
+            x, y = (x0 + (x1 - x0) * (y_max - y0) / (y1 - y0) if y1 != y0 else x0), y_max
+        elif out & BELOW:
+            x, y = (x0 + (x1 - x0) * (0 - y0) / (y1 - y0) if y1 != y0 else x0), 0
+        elif out & RIGHT:
+            x, y = x_max, (y0 + (y1 - y0) * (x_max - x0) / (x1 - x0) if x1 != x0 else y0)
+        else:
+            x, y = 0, (y0 + (y1 - y0) * (0 - x0) / (x1 - x0) if x1 != x0 else y0)
+        if out == code0:
+            x0, y0, code0 = x, y, outcode(x, y, x_max, y_max)
+        else:
+            x1, y1, code1 = x, y, outcode(x, y, x_max, y_max)
+    return x0, y0, x1, y1
+
+
+BRAILLE_BITS = (0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80)
+"""Unicode's bit for each dot of a braille cell, its 4×2 grid read row by row."""
+BRAILLE_CHARS: tuple[str | None, ...] = (
+    None,
+    *(
+        chr(0x2800 + sum(bit for k, bit in enumerate(BRAILLE_BITS) if mask >> k & 1))
+        for mask in range(1, 256)
+    ),
 )
-"""The braille character of each dot pattern: bit k is dot k of the cell's 4×2 grid read row
-by row (textual-hires-canvas's own table, so the characters are its)."""
+"""The braille character of each dot pattern (bit k: dot k of the cell's grid read row by
+row; none for no dot)."""
 
 
 def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: str) -> None:
     """Set the cells the dots fall in to the braille character of their dots, in `style`,
     as `Canvas.set_hires_pixels` does (a cell takes this line's dots alone), one refresh."""
-    width, height = canvas._canvas_region.width, canvas._canvas_region.height
+    width, height = canvas_size(canvas)
     cell_x, cell_y = dot_x // 2, dot_y // 4
     keep = (cell_x >= 0) & (cell_x < width) & (cell_y >= 0) & (cell_y < height)
     masks = np.zeros(width * height, dtype=np.int64)
     bits = np.left_shift(1, (dot_y[keep] % 4) * 2 + dot_x[keep] % 2)
     np.bitwise_or.at(masks, cell_y[keep] * width + cell_x[keep], bits)
-    buffer, styles = canvas._buffer, canvas._styles
+    buffer, styles = canvas_rows(canvas)
     cells = np.flatnonzero(masks)
     for cell, mask in zip(cells.tolist(), masks[cells].tolist(), strict=True):
         if char := BRAILLE_CHARS[mask]:
@@ -126,7 +189,7 @@ def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: s
 def refresh_changed_rows(canvas: Canvas, buffer: list[list[str]], styles: list[list[str]]) -> None:
     """Refresh the rows of `canvas` that differ from `buffer` and `styles` (copies of its
     rows before a drawing); all of it if its size changed."""
-    now, now_styles = canvas._buffer, canvas._styles
+    now, now_styles = canvas_rows(canvas)
     if len(now) != len(buffer) or (now and len(now[0]) != len(buffer[0])):
         canvas.refresh()
         return

@@ -1,0 +1,117 @@
+"""The one adapter to textual-plot's and textual-hires-canvas's internals.
+
+The charts draw their lines on textual-plot's canvas themselves (with numpy: its loop per dot
+was most of a chart's render) and repaint only the canvas rows a draw changed. Neither library
+offers what that needs publicly: a plot's limits and the box its axes frame, its datasets with
+their labels, its render hooks, a canvas's rows. Each is one named member here, saying what it
+relies on. tests/ui/test_adapters.py fails, naming the library and the name, when one moves;
+tests/test_library_internals.py, when a module but this one names a private of either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from textual.geometry import Region, Size
+from textual_hires_canvas import Canvas
+from textual_plot import PlotWidget
+from textual_plot.plot_widget import DataSet, LinePlot
+
+
+class PlotBase(PlotWidget):
+    """textual-plot's PlotWidget, with the internals the charts use by name."""
+
+    deferring = False
+    """Inside `deferred`: textual-plot's rerenders are only noted."""
+
+    @property
+    def limits(self) -> tuple[float, float, float, float]:
+        """x min, x max, y min, y max as the last render mapped them onto the axes
+        (textual-plot keeps them in `_x_min`… and has no getter)."""
+        return self._x_min, self._x_max, self._y_min, self._y_max
+
+    @property
+    def scale_box(self) -> Region:
+        """The plot canvas's cells inside the axis lines: textual-plot draws the axes around
+        its `_scale_rectangle`, set when it sizes its canvases."""
+        return self._scale_rectangle
+
+    @property
+    def labelled(self) -> list[tuple[str | None, DataSet]]:
+        """Each dataset handed to `plot`, with its label (textual-plot's `_labels` and
+        `_datasets`, kept in step)."""
+        return list(zip(self._labels, self._datasets, strict=True))
+
+    @property
+    def canvases_sized(self) -> bool:
+        """No resize of the canvases is pending (textual-plot's `_needs_canvas_resize`)."""
+        return not self._needs_canvas_resize
+
+    def resize_canvases(self) -> None:
+        """Have the next render size the canvases to their widgets and draw everything:
+        textual-plot does it only after a layout refresh of the plot itself
+        (`refresh(layout=True)` sets its `_needs_canvas_resize` and `_needs_rerender`), not
+        when its canvases are laid out at a new size without one (shown again)."""
+        self._needs_canvas_resize = self._needs_rerender = True
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """While inside, each change (`clear`, `plot`, `set_xlimits`, …) only notes that the
+        next render draws, where textual-plot's `_rerender` refreshes the whole chart on every
+        one: the caller renders once, at the end."""
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+
+    def _rerender(self) -> None:
+        """textual-plot's, called by every change: only noted while `deferred`."""
+        if self.deferring:
+            self._needs_rerender = True
+        else:
+            super()._rerender()
+
+    def _render_line_plot(self, dataset: LinePlot) -> None:
+        """textual-plot draws each line dataset here (from its private `_render_plot`, between
+        clearing the plot canvas and drawing the axes): `draw_line`'s, or else its own."""
+        if not self.draw_line(dataset):
+            super()._render_line_plot(dataset)
+
+    def draw_line(self, dataset: LinePlot) -> bool:
+        """Draw `dataset` on the plot canvas, within `limits` onto `scale_box`; False leaves
+        it to textual-plot."""
+        return False
+
+
+def canvas_rows(canvas: Canvas) -> tuple[list[list[str]], list[list[str]]]:
+    """The canvas's characters and styles, row by row, live: a change shows at the canvas's
+    next refresh (textual-hires-canvas's `_buffer` and `_styles`: its `get_pixel` and
+    `set_pixel` go a cell and a call at a time, and `set_pixel` refreshes)."""
+    return canvas._buffer, canvas._styles
+
+
+def canvas_size(canvas: Canvas) -> Size:
+    """The size the canvas's rows were made for (`_canvas_size`), which is not its widget's
+    size until textual-plot resets it (`PlotBase.resize_canvases`)."""
+    return canvas._canvas_size
+
+
+def canvas_stale(canvas: Canvas) -> bool:
+    """Laid out at a size its rows were not made for (a canvas of no size, the top margin,
+    is left as it is, by textual-plot too)."""
+    return bool(canvas.size) and canvas_size(canvas) != canvas.size
+
+
+def hold_refreshes(canvas: Canvas) -> None:
+    """The canvas's refreshes dropped until `release_refreshes`: the count that its
+    `batch_refresh` keeps (`_refreshes_pending`), without that context's full refresh at the
+    end (the caller repaints only the rows that changed)."""
+    canvas._refreshes_pending += 1
+
+
+def release_refreshes(canvas: Canvas) -> bool:
+    """Undo one `hold_refreshes`; whether none is held any more."""
+    canvas._refreshes_pending -= 1
+    return not canvas._refreshes_pending

@@ -1,0 +1,123 @@
+"""The one adapter to Textual's internals: each thing the dashboard needs of Textual that its
+public API does not offer, a small function saying what it relies on.
+
+tests/ui/test_adapters.py fails, naming Textual's version and the name, when one moves;
+tests/test_library_internals.py, when a module but this one names a private of Textual.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.style import Style
+    from textual.app import App
+    from textual.css.model import RuleSet
+    from textual.css.stylesheet import Stylesheet
+    from textual.dom import DOMNode
+    from textual.drivers.linux_driver import LinuxDriver
+    from textual.geometry import Size
+    from textual.screen import Screen
+    from textual.strip import Strip
+    from textual.widget import Widget
+    from textual.widgets import DataTable, Log
+
+
+def lay_out_now(screen: Screen[Any], size: Size) -> None:
+    """Place the screen's widgets now, not at the next idle (`refresh(layout=True)`): what
+    draws next sees the new sizes. What `App.refresh_css` does, through the screen's private
+    `_refresh_layout(size)`."""
+    screen._refresh_layout(size)
+
+
+def clear_render_caches(table: DataTable[Any]) -> None:
+    """Drop the table's cached renders of rows and cells (`DataTable._clear_caches`): an
+    `update_cell` makes them stale (their keys hold the update count), yet they stay until
+    the LRU caches are full."""
+    table._clear_caches()
+
+
+def log_line(log: Log, y: int, style: Style) -> Strip | None:
+    """Line `y` of the log as Textual renders it, whole (not cropped to the widget), from the
+    log's own cache; None past its last line (`Log._lines`, `Log._render_line_strip`: its
+    public `render_line` crops)."""
+    if y >= len(log._lines):
+        return None
+    return log._render_line_strip(y, style)
+
+
+def update_scrollbars(widget: Widget, virtual_size: Size) -> None:
+    """Show, hide and size the widget's scrollbars for `virtual_size`, with no layout of the
+    screen: what Textual's own change of `virtual_size` does before asking for one
+    (`Widget._refresh_scrollbars`, `Widget._scroll_update`)."""
+    widget._refresh_scrollbars()
+    widget._scroll_update(virtual_size)
+
+
+def wrap_output(driver: LinuxDriver, wrap: Callable[[IO[str]], object]) -> None:
+    """Have the driver write to the terminal through `wrap(its file)`: `LinuxDriver` holds
+    the file (`sys.__stderr__`; None only without a console) in `_file`, which its writer
+    thread takes when the application starts, and offers no way to give it another."""
+    if driver._file is not None:
+        driver._file = wrap(driver._file)  # type: ignore[assignment]
+
+
+def parse_css(css: str, path: Path) -> None:
+    """Parse `css` (read from `path`) as the app's stylesheet would, with the default theme's
+    variables; raises Textual's errors (they have no common public base)."""
+    from textual.app import App
+    from textual.css.stylesheet import Stylesheet
+
+    sheet = Stylesheet(variables=App().get_css_variables())
+    sheet.add_source(css, read_from=(str(path), ""))
+    sheet.parse()
+
+
+def replace_source(sheet: Stylesheet, old: Path, new: Path) -> list[RuleSet]:
+    """Read the CSS file `new` into `sheet` in place of `old`, parse, and return the rules that
+    changed. Textual keeps a read file's CSS in `Stylesheet.source` under (absolute path, "")
+    and has no way to drop one; its parse cache gives back the other sources' rules as the
+    same objects, so the rules that are not the same before and after are the two files'
+    (after a change of theme, which clears that cache: every rule). Raises Textual's errors
+    for a file that does not parse, with `old` back in place."""
+    before = {id(rule): rule for rule in sheet.rules}
+    old_key = (os.path.abspath(old), "")
+    old_source = sheet.source.pop(old_key, None)
+    try:
+        sheet.read(new)
+        sheet.parse()
+    except Exception:  # textual's stylesheet errors have no common public base
+        sheet.source.pop((os.path.abspath(new), ""), None)
+        if old_source is not None:
+            sheet.source[old_key] = old_source
+        sheet.parse()
+        raise
+    after = {id(rule): rule for rule in sheet.rules}
+    return [rule for key, rule in (before | after).items() if (key in before) != (key in after)]
+
+
+def matches(rule: RuleSet, node: DOMNode) -> bool:
+    """Whether the rule's selectors match the node (`textual.css.match`)."""
+    from textual.css.match import match
+
+    return match(rule.selector_set, node)
+
+
+def properties(rule: RuleSet) -> set[str]:
+    """The style properties the rule sets (`Styles.get_rules`: their names, as in
+    `Styles`)."""
+    return set(rule.styles.get_rules())
+
+
+def restyle(app: App[Any], nodes: Iterable[DOMNode]) -> None:
+    """Apply the stylesheet to `nodes` alone (`Stylesheet.update_nodes`, what `refresh_css`
+    does to every node), and draw each again: a node whose own rules stayed the same is not
+    told by Textual, yet its drawing colours come from its ancestors too (cached)."""
+    nodes = list(nodes)
+    app.stylesheet.update_nodes(nodes, animate=True)
+    for node in nodes:
+        node.notify_style_update()
+        node.refresh()
