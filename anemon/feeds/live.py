@@ -54,10 +54,7 @@ class LiveFeed:
         recorder.on_error.append(self._recording_failed)
 
     def _recording_failed(self, error: RecordingError) -> None:
-        t, wall = self.pipeline.stamp()
-        self.pipeline.emit(
-            MarkerEvent(t=t, wall=wall, source=RECORDING_STOPPED, note=str(error))
-        )  # fmt: skip
+        self.pipeline.emit_now(MarkerEvent, source=RECORDING_STOPPED, note=str(error))
         self.stop("recording failed")
 
     @property
@@ -91,8 +88,7 @@ class LiveFeed:
         self.pipeline.subscribe(listener)
 
     def marker(self, note: str) -> None:
-        t, wall = self.pipeline.stamp()
-        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source="operator", note=note))
+        self.pipeline.emit_now(MarkerEvent, source="operator", note=note)
 
     def stop(self, why: str = "quit") -> None:
         self._stop.set()
