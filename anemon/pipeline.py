@@ -95,7 +95,9 @@ class LineFeed:
         if not read_on:  # another log: its lines are not the launch in progress
             self.parser.reset()
             self.arm = None
-        self.pipeline.emit_now(ResetEvent, source=self.parser.source, reason=reason)
+        self.pipeline.emit_now(
+            ResetEvent, source=self.parser.source, reason=reason, read_on=read_on
+        )
 
     def feed_items(self, batch: Iterable[LogItem]) -> None:
         """A batch from `Device.follow_log`: lines, and gap/reset markers, in order."""
