@@ -168,7 +168,7 @@ def closing_summary(
 ) -> SummaryEvent:
     """The summary event of `session`, at its last event's time (a replay's length stays the
     session's). The tag and OS build fall back on what the app's START lines said."""
-    from anemon.analysis.summary import summarize  # pandas: only once a session ends
+    from anemon.analysis.summary import summarize  # numpy: only once a session ends
 
     summaries = summarize(session)
     starts = [arm.start for arm in session.arms.values() if arm.start is not None]

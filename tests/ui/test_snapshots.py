@@ -1,4 +1,4 @@
-"""Each layout on fixed data, fixed clock, fixed size (textual pinned in pyproject.toml).
+"""Each layout on fixed data, fixed clock, fixed size (textual pinned in constraints.txt).
 
 Review every `--snapshot-update` in its HTML report before committing it.
 """
