@@ -20,11 +20,12 @@ STAMPERS = {
 
 
 def _wall_reads(path: Path) -> list[int]:
-    """The lines of `path` that call `X.wall()`: every event stamped by hand reads one."""
+    """The lines of `path` that call `X.wall()` or `X.stamp()`: every event stamped by hand
+    reads the wall time."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return [node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "wall" and not node.args]  # fmt: skip
+            and node.func.attr in ("wall", "stamp") and not node.args]  # fmt: skip
 
 
 def test_no_module_stamps_an_event_by_hand():
@@ -47,6 +48,38 @@ class StillClock:
 
     async def sleep(self, seconds: float) -> None:
         raise AssertionError("nothing waits here")
+
+
+INTO_A_SESSION = {
+    "pipeline.py": "Pipeline.emit, the one way into a live session",
+    "sources/replay.py": "the Replayer: recorded events, and the replay's markers",
+    "analysis/load.py": "a whole file's Session at once (summary, compare, export)",
+    "store/session.py": "Session.from_events",
+}
+"""The modules that may add an event to a Session, and why (docs/ARCHITECTURE.md)."""
+
+
+def _session_adds(path: Path) -> list[int]:
+    """The lines of `path` that call `session.add(...)` or `X.session.add(...)`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add" and _names_a_session(node.func.value)]  # fmt: skip
+
+
+def _names_a_session(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "session") or (
+        isinstance(node, ast.Attribute) and node.attr == "session"
+    )
+
+
+def test_only_the_pipeline_and_the_replayer_add_to_a_session():
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name not in INTO_A_SESSION and (lines := _session_adds(path)):
+            found[name] = lines
+    assert not found, f"into a session past the pipeline (use Pipeline.emit): {found}"
 
 
 def test_emit_now_stamps_with_the_pipelines_clock_and_goes_everywhere_emit_does():
