@@ -1,4 +1,4 @@
-"""One base error: a title for the UI, a message that says what to do, an exit status."""
+"""One base error: a message that says what to do, and an exit status."""
 
 from __future__ import annotations
 
@@ -9,24 +9,17 @@ USAGE = 2
 class AnemonError(Exception):
     """An error the user can act on; `str()` is the one line shown on stderr."""
 
-    title = "anemon"
     exit_status = USAGE
 
 
 class SourceError(AnemonError):
     """A SOURCE that cannot be read: missing, a directory, binary, from a future version."""
 
-    title = "Cannot read the source"
-
 
 class NoRecordsError(SourceError):
     """A SOURCE that reads but holds no bench record (START, LOAD, TRIAL, IDLE, END, ERROR)."""
-
-    title = "No bench records"
 
 
 class OutputError(AnemonError):
     """An output file that cannot be written: its directory missing or read-only, or a
     directory where the file should be."""
-
-    title = "Cannot write the output"

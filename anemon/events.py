@@ -207,10 +207,14 @@ class GapEvent(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResetEvent(Event):
-    """The mirrored log was replaced by another log; what follows is read from its start."""
+    """The mirrored log was replaced by another log; what follows is read from its start. Or,
+    with `read_on`, the same log changed before what was read (rotated, rewritten with an
+    earlier line changed), read on after its last line read."""
 
     kind: ClassVar[str] = "reset"
     reason: str = ""
+    """What happened, and what was not read again."""
+    read_on: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,8 +269,22 @@ class SummaryEvent(Event):
     before version 3, whose J/token came from older rules."""
 
 
-PREFLIGHT_STATUSES = ("pass", "warn", "fail")
-"""A pre-flight check's verdict, from best to worst."""
+CheckStatus = Literal["pass", "warn", "fail"]
+"""A pre-flight check's verdict. A recording made by a later version may hold one this version
+does not know: it is read back as the string it was, never dropped."""
+CHECK_STATUSES: tuple[CheckStatus, ...] = get_args(CheckStatus)
+"""From best to worst."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One pre-flight check: its verdict, what was read, and (when not a plain pass) why or
+    what to do. Recorded as an object of these four fields, all text."""
+
+    check: str
+    status: CheckStatus
+    reading: str
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,10 +292,9 @@ class PreflightEvent(Event):
     """The checks a run makes before its first launch (docs/spec/cli.md "pre-flight")."""
 
     kind: ClassVar[str] = "preflight"
-    status: str = "pass"
-    """The worst verdict: "pass", "warn" or "fail"."""
-    checks: tuple[Mapping[str, str], ...] = ()
-    """One object per check: `check`, `status`, `reading`, `note` (all text)."""
+    status: CheckStatus = "pass"
+    """The worst verdict."""
+    checks: tuple[Check, ...] = ()
     forced: bool = False
     """A check failed and the run went on (`--force`)."""
 

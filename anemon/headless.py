@@ -1,4 +1,5 @@
-"""Headless progress: one plain line per event worth a line, then the summary table (rich).
+"""Headless progress: one plain line per event worth a line (worded by
+anemon.analysis.describe, as the log panel's), then the summary table (rich).
 
 For SSH, scripts and CI. Log text is data: everything goes out as rich `Text`, never markup,
 with its control characters escaped (anemon.text.printable): a log line's ESC never reaches the
@@ -8,34 +9,18 @@ terminal.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from anemon.analysis.render import fmt, rich_table
+from anemon.analysis.describe import describe
+from anemon.analysis.render import rich_table
 from anemon.analysis.summary import summarize
-from anemon.events import (
-    AlertEvent,
-    CooldownEvent,
-    EndEvent,
-    ErrorEvent,
-    Event,
-    GapEvent,
-    LoadEvent,
-    MarkerEvent,
-    PhaseEvent,
-    PreflightEvent,
-    RecordingFailedEvent,
-    ResetEvent,
-    StartEvent,
-    TextEvent,
-    TrialEvent,
-    thermal_name,
-)
+from anemon.events import AlertEvent, Check, CooldownEvent, Event, PreflightEvent
 from anemon.store import Session
 from anemon.text import printable
 
@@ -64,62 +49,23 @@ def _pipe_closed() -> None:
     raise BrokenPipeError
 
 
-def _trial(e: TrialEvent) -> str:
-    kind = "warm-up" if e.warmup else f"trial {e.trial if e.trial is not None else '?'}"
-    return (
-        f"{kind:>9}  decode {fmt(e.decode_tps)} tok/s  prefill {fmt(e.prompt_tps, 0)} tok/s  "
-        f"{thermal_name(e.thermal) or '—'}  battery {fmt(e.battery, 0)} %"
-    )
-
-
-def _cooldown(e: CooldownEvent) -> str:
-    state = f"done ({e.reason})" if e.done else "waiting"
-    return (
-        f"cooldown {state}: {e.elapsed_s:.0f} s (min {e.min_s:.0f}, cap {e.cap_s:.0f}), "
-        f"thermal {thermal_name(e.thermal) or '?'} from {e.basis}, until {e.until}"
-    )
-
-
-_LINES: dict[type, tuple[str, Callable]] = {
-    StartEvent: ("bold", lambda e: f"launched ({e.compute or '?'}, free {fmt(e.free_gb)} GB)"),
-    LoadEvent: ("", lambda e: f"loaded in {fmt(e.load_s, 2)} s{' (cold)' if e.cold else ''}"),
-    TrialEvent: ("", _trial),
-    EndEvent: ("bold", lambda e: f"ended: {e.reason or '?'} after {e.trials} trials"),
-    ErrorEvent: ("bold red", lambda e: f"ERROR: {e.message}"),
-    TextEvent: ("dim", lambda e: e.line),
-    PhaseEvent: ("cyan", lambda e: f"phase {e.phase}" + (f": {e.reason}" if e.reason else "")),
-    MarkerEvent: ("magenta", lambda e: f"marker: {e.note}"),
-    RecordingFailedEvent: ("magenta", lambda e: f"marker: {e.note}"),  # a marker to a person
-    GapEvent: ("yellow", lambda e: f"gap {e.state}: {e.reason}"),
-    ResetEvent: ("yellow", lambda e: f"new log: {e.reason}"),
-    CooldownEvent: ("cyan", _cooldown),
-    AlertEvent: ("bold yellow", lambda e: f"ALERT {e.alert}: {e.note}"),
-}
-
 _VERDICT_STYLES = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
 
-def preflight_table(checks: Iterable[Mapping[str, str]], title: str | Text = "pre-flight") -> Table:
-    """The checks as a table: check, verdict, reading, note. Every cell is Text (data, never
-    markup), its control characters escaped."""
-    table = Table(title=title, title_justify="left")
+def preflight_table(checks: Iterable[Check], title: str | None = None) -> Table:
+    """The checks as a table: check, verdict, reading, note. Every cell and the title are Text
+    (data, never markup), control characters escaped."""
+    table = Table(title=title and Text(printable(title)), title_justify="left")
     for name in ("check", "result", "reading", "note"):
         table.add_column(name, overflow="fold")
     for check in checks:
-        status = str(check.get("status", "?"))
         table.add_row(
-            Text(printable(str(check.get("check", "?")))),
-            Text(status, style=_VERDICT_STYLES.get(status, "")),
-            Text(printable(str(check.get("reading", "")))),
-            Text(printable(str(check.get("note", "")))),
+            Text(printable(check.check)),
+            Text(printable(check.status), style=_VERDICT_STYLES.get(check.status, "")),
+            Text(printable(check.reading)),
+            Text(printable(check.note)),
         )
     return table
-
-
-def preflight_checks(event: PreflightEvent) -> list[Mapping[str, str]]:
-    """The event's checks, only those that are objects (a damaged recording may hold others)."""
-    checks = event.checks if isinstance(event.checks, tuple | list) else ()
-    return [c for c in checks if isinstance(c, Mapping)]
 
 
 class HeadlessView:
@@ -132,31 +78,22 @@ class HeadlessView:
         self._last_cooldown = float("-inf")
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, PreflightEvent):
-            self._preflight(event)
-            return
         if isinstance(event, AlertEvent) and self.console.is_terminal:
             self.console.file.write("\a")  # the terminal bell; never into a pipe or a file
-        entry = _LINES.get(type(event))
-        if entry is None or not self._due(event):
+        words = describe(event)
+        if words is None or not self._due(event):
             return
-        style, describe = entry
         line = Text()
         if self.device is not None:
             line.append(f"[{printable(self.device)}] ", style="bold blue")
         line.append(f"{event.t:8.1f}s ", style="dim")
         if event.arm:
             line.append(f"{printable(event.arm)}  ", style="bold")
-        line.append(printable(describe(event)), style=style)
-        self.console.print(line, soft_wrap=True)
-
-    def _preflight(self, event: PreflightEvent) -> None:
-        forced = " (a check failed: going on, --force)" if event.forced else ""
-        title = f"pre-flight at {event.t:.1f}s: {printable(str(event.status))}{forced}"
-        if self.device is not None:
-            title = f"[{printable(self.device)}] {title}"
-        # a Text title: the device's name is data, never markup
-        self.console.print(preflight_table(preflight_checks(event), title=Text(title)))
+        line.append(words.text, style=words.style)
+        if isinstance(event, PreflightEvent):  # its table under it, in one write: together
+            self.console.print(Group(line, preflight_table(event.checks)))
+        else:
+            self.console.print(line, soft_wrap=True)
 
     def _due(self, event: Event) -> bool:
         if not isinstance(event, CooldownEvent) or event.done:

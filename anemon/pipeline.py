@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from anemon.clock import Clock, RealClock
 from anemon.devices.base import Device, DeviceError, PowerSource, Telemetry
@@ -18,10 +19,12 @@ from anemon.sources.items import LogGap, LogItem, LogReset
 from anemon.store import Session
 
 Listener = Callable[[Event], None]
+E = TypeVar("E", bound=Event)
 
 
 class Pipeline:
-    """Every event goes through `emit`: into the Session, the recording, then each listener."""
+    """Every event goes through `emit`: into the Session, the recording, then each listener.
+    What happens now is stamped here (`emit_now`), never by its emitter."""
 
     def __init__(
         self,
@@ -44,9 +47,12 @@ class Pipeline:
         for listener in self._listeners:
             listener(event)
 
-    def stamp(self) -> tuple[float, float]:
-        """(t, wall) for an event happening now."""
-        return self.clock.now(), self.clock.wall()
+    def emit_now(self, make: Callable[..., E], /, **fields: Any) -> E:
+        """`emit` an event happening now: `make(t=..., wall=..., **fields)`, stamped by the
+        session clock. `make` is an event class or what builds one (`Telemetry.event`)."""
+        event = make(t=self.clock.now(), wall=self.clock.wall(), **fields)
+        self.emit(event)
+        return event
 
     def close(self) -> None:
         if self.recorder is not None:
@@ -71,12 +77,15 @@ class LineFeed:
 
     def feed(self, lines: Iterable[str]) -> None:
         for line in lines:
-            t, wall = self.pipeline.stamp()
-            event = self.parser.parse(line, t=t, wall=wall)
-            if isinstance(event, RecordEvent):
-                event = self._attributed(event)
-                self.arm = event.arm
-            self.pipeline.emit(event)
+            self.pipeline.emit_now(self._event, line=line)
+
+    def _event(self, *, line: str, t: float, wall: float) -> Event:
+        """The event of a line read at `t`, named after its arm."""
+        event = self.parser.parse(line, t=t, wall=wall)
+        if isinstance(event, RecordEvent):
+            event = self._attributed(event)
+            self.arm = event.arm
+        return event
 
     def _attributed(self, event: RecordEvent) -> RecordEvent:
         arm = event.arm if self.arm_of is None else self.arm_of(event)
@@ -86,8 +95,9 @@ class LineFeed:
         if not read_on:  # another log: its lines are not the launch in progress
             self.parser.reset()
             self.arm = None
-        t, wall = self.pipeline.stamp()
-        self.pipeline.emit(ResetEvent(t=t, wall=wall, source=self.parser.source, reason=reason))
+        self.pipeline.emit_now(
+            ResetEvent, source=self.parser.source, reason=reason, read_on=read_on
+        )
 
     def feed_items(self, batch: Iterable[LogItem]) -> None:
         """A batch from `Device.follow_log`: lines, and gap/reset markers, in order."""
@@ -97,11 +107,8 @@ class LineFeed:
             elif isinstance(item, LogReset):
                 self.reset(item.reason, read_on=item.read_on)
             elif isinstance(item, LogGap):
-                t, wall = self.pipeline.stamp()
-                self.pipeline.emit(
-                    GapEvent(t=t, wall=wall, arm=self.arm,
-                             source=self.parser.source, state=item.state, reason=item.reason)
-                )  # fmt: skip
+                self.pipeline.emit_now(GapEvent, arm=self.arm, source=self.parser.source,
+                                       state=item.state, reason=item.reason)  # fmt: skip
 
 
 async def read_telemetry(
@@ -113,8 +120,7 @@ async def read_telemetry(
     except DeviceError:
         return None
     if reading is not None:
-        t, wall = pipeline.stamp()
-        pipeline.emit(reading.event(t=t, wall=wall, source=source, arm=arm))
+        pipeline.emit_now(reading.event, source=source, arm=arm)
     return reading
 
 
@@ -164,20 +170,17 @@ async def poll_power(
                 _emit_gap(pipeline, source, arm_of(), "end", POWER_BACK)
                 in_gap = False
             if reading is not None:
-                t, wall = pipeline.stamp()
-                pipeline.emit(reading.event(t=t, wall=wall, source=source, arm=arm_of()))
+                pipeline.emit_now(reading.event, source=source, arm=arm_of())
             dropped = device.power_warnings > warned
             if dropped and not dropping:
-                t, wall = pipeline.stamp()
                 note = (
                     "dropped an absurd power reading (|current| > 10 A or voltage outside "
                     f"2.5-5 V); {device.power_warnings} so far"
                 )
-                pipeline.emit(MarkerEvent(t=t, wall=wall, arm=arm_of(), source=source, note=note))
+                pipeline.emit_now(MarkerEvent, arm=arm_of(), source=source, note=note)
             dropping = dropped
         await clock.sleep(every)
 
 
 def _emit_gap(pipeline: Pipeline, source: str, arm: str | None, state: str, reason: str) -> None:
-    t, wall = pipeline.stamp()
-    pipeline.emit(GapEvent(t=t, wall=wall, arm=arm, source=source, state=state, reason=reason))
+    pipeline.emit_now(GapEvent, arm=arm, source=source, state=state, reason=reason)

@@ -31,6 +31,8 @@ PIPE_CLOSED = 128 + 13
 INTERNAL = 1
 """Exit status of an unexpected error (a bug): as Python's own for an uncaught exception."""
 
+DESCRIPTION = "Watch, drive, record and replay sustained LLM benchmarks on an iPhone."
+"""What `anemon --help` says first (the module docstring above is for developers)."""
 COMMANDS = ("demo", "run", "watch", "replay", "summary", "compare", "export", "sessions", "devices",
             "serve", "preflight")  # fmt: skip
 """Each is the module anemon.cli.<name>; imported lazily so `--help` and `summary` start fast."""
@@ -65,19 +67,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command; given the command line, only of the command it names
     (each command module imports what it needs: `anemon summary` does not import the
     recorder, the devices, sqlite3 or sockets for the other commands' options)."""
-    parser = _Parser(prog="anemon", description=__doc__.splitlines()[0] if __doc__ else "")
+    parser = _Parser(prog="anemon", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"anemon {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     named = None if argv is None else _command_named(argv)
     for name in COMMANDS if named is None else (named,):
-        try:
-            module = importlib.import_module(f"anemon.cli.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"anemon.cli.{name}":
-                raise
-            continue  # a command not built yet
-        module.add_parser(sub)
+        importlib.import_module(f"anemon.cli.{name}").add_parser(sub)
     for command in sub.choices.values():
         # `anemon summary X --debug` as `anemon --debug summary X`; SUPPRESS keeps a command
         # without it from resetting the flag given before the command

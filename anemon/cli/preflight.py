@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     result = asyncio.run(check(plan))
     console = make_console()
     title = f"pre-flight: {plan.tag} on {plan.device.kind}"
-    console.print(preflight_table((c.record() for c in result.checks), title=title))
+    console.print(preflight_table(result.checks, title=title))
     console.print(result.summary(), markup=False, highlight=False)
     return FAILED if result.failed else 0
 

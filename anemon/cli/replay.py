@@ -33,7 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("replay", help="play a recording or a raw log through the dashboard")
     parser.add_argument("source", type=Path, metavar="SOURCE")
     parser.add_argument(
-        "--speed", type=speed, default=1.0, help="a factor up to 10000, or max (default 1)"
+        "--speed",
+        type=speed,
+        default=1.0,
+        metavar="X|max",
+        help="a factor up to 10000, or max (default 1)",
     )
     parser.add_argument(
         "--overlay", type=Path, metavar="OTHER",

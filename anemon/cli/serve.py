@@ -35,9 +35,7 @@ DEFAULT_PORT = 8000
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "serve", help="a dashboard command in a browser (textual-serve; no authentication)"
-    )
+    parser = sub.add_parser("serve", help="a dashboard command in a browser (no authentication)")
     parser.add_argument(
         "--host", default=DEFAULT_HOST, metavar="H",
         help=f"the address to bind (default {DEFAULT_HOST}: this machine only)",

@@ -53,11 +53,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     device.add_argument("--mirror", type=Path, metavar="PATH", help="keep the local mirror here")
     device.add_argument(
         "--console", metavar="PROCESS",
-        help="read the app's console (os_trace; pymobiledevice3 only) instead of mirroring --log",
+        help="read the app's console output (pymobiledevice3 only) instead of mirroring --log",
     )  # fmt: skip
     device.add_argument(
         "--connect", choices=CONNECTIONS, default=None,
-        help="pymobiledevice3: through usbmuxd (usb, the default) or lockdown over the network",
+        help="pymobiledevice3: over the USB cable (usb, the default) or over the network (Wi-Fi)",
     )  # fmt: skip
     device.add_argument(
         "--host", default="", metavar="H",

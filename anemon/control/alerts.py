@@ -30,7 +30,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from anemon.control.plan import AlertSpec
 from anemon.events import (
@@ -165,28 +165,29 @@ class Alerts:
         if (alert, arm) in self.fired:
             return
         self.fired.add((alert, arm))
-        t, wall = self.pipeline.stamp()
-        event = AlertEvent(t=t, wall=wall, arm=arm, source=SOURCE, alert=alert, value=value,
-                           threshold=threshold, note=note)  # fmt: skip
+        fields = {"arm": arm, "source": SOURCE, "alert": alert, "value": value,
+                  "threshold": threshold, "note": note}  # fmt: skip
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self.pipeline.emit(event)
+            self.pipeline.emit_now(AlertEvent, **fields)
             return
         # After the event that met the condition has reached every listener: views show the
         # reading, then the alert about it.
-        loop.call_soon(self.pipeline.emit, event)
+        loop.call_soon(self._raise, fields)
+
+    def _raise(self, fields: dict[str, Any]) -> None:
+        """The alert on the pipeline, and its hook started."""
+        event = self.pipeline.emit_now(AlertEvent, **fields)
         if self.spec.hook:
-            self.hooks.append(loop.create_task(self._hook(event)))
+            self.hooks.append(asyncio.get_running_loop().create_task(self._hook(event)))
 
     async def _hook(self, event: AlertEvent) -> None:
         hook = Hook.start(self.spec.hook, hook_env(event, self.tag), self.spec.hook_timeout_s)
         failed = hook if isinstance(hook, str) else await self._wait(hook)
         if failed is not None:
-            t, wall = self.pipeline.stamp()
             note = f"alert hook for {event.alert}: {failed}"
-            self.pipeline.emit(MarkerEvent(t=t, wall=wall, arm=event.arm, source=SOURCE,
-                                           note=note))  # fmt: skip
+            self.pipeline.emit_now(MarkerEvent, arm=event.arm, source=SOURCE, note=note)
 
     async def _wait(self, hook: Hook) -> str | None:
         self._started.append(hook)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from anemon.clock import Clock, wait_for
 from anemon.control.alerts import Alerts
@@ -233,8 +234,7 @@ class Controller:
         went_on = any(a.ending != "unplugged" for a in self._answers)
         result = await run_checks(self.plan, self.device, info=self.device_info,
                                   history=self.history, operator_went_on=went_on)  # fmt: skip
-        t, wall = self.pipeline.stamp()
-        self.emit(result.event(t=t, wall=wall, forced=self.force))
+        self.pipeline.emit_now(result.event, forced=self.force)
         if not result.failed:
             return True
         failed = "; ".join(f"{c.check}: {c.note or c.reading}" for c in result.failed)
@@ -366,8 +366,7 @@ class Controller:
         self.marker_now(note)
 
     def marker_now(self, note: str, source: str = OPERATOR) -> None:
-        t, wall = self.pipeline.stamp()
-        self.emit(MarkerEvent(t=t, wall=wall, arm=self.arm, source=source, note=note))
+        self.pipeline.emit_now(MarkerEvent, arm=self.arm, source=source, note=note)
 
     # -- battery protocol -------------------------------------------------------------------
 
@@ -489,12 +488,10 @@ class Controller:
 
     def set_phase(self, phase: Phase, arm: str | None, reason: str = "") -> None:
         self.phase, self.arm = phase, arm
-        t, wall = self.pipeline.stamp()
-        self.emit(PhaseEvent(t=t, wall=wall, arm=arm, source=CONTROLLER, phase=phase,
-                             reason=reason))  # fmt: skip
+        self.pipeline.emit_now(PhaseEvent, arm=arm, source=CONTROLLER, phase=phase, reason=reason)
 
-    def emit(self, event: Event) -> None:
-        self.pipeline.emit(event)
+    def emit_now(self, make: Callable[..., Event], /, **fields: Any) -> None:
+        self.pipeline.emit_now(make, **fields)
 
     def note(self, text: str) -> None:
         """A marker of the controller's own."""
@@ -507,9 +504,8 @@ class Controller:
 
     def error(self, arm: str | None, message: str) -> None:
         """A failure anemon detected itself (watchdog, guard, refusal): an error record."""
-        t, wall = self.pipeline.stamp()
-        self.emit(ErrorEvent(t=t, wall=wall, arm=arm, source=CONTROLLER, message=message,
-                             line=f"anemon: ERROR: {message}"))  # fmt: skip
+        self.pipeline.emit_now(ErrorEvent, arm=arm, source=CONTROLLER, message=message,
+                               line=f"anemon: ERROR: {message}")  # fmt: skip
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         if self._run is not None:  # an arm's launch, not the cooldown's probe

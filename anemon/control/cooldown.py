@@ -9,9 +9,9 @@ makes each step a CooldownEvent, through the few things its `CooldownHost` lends
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from anemon.clock import Clock
 from anemon.control.plan import CooldownSpec
@@ -104,8 +104,8 @@ class CooldownHost(Protocol):
 
     def set_phase(self, phase: Phase, arm: str | None, reason: str = "") -> None: ...
 
-    def emit(self, event: Event) -> None:
-        """Put an event on the session's pipeline."""
+    def emit_now(self, make: Callable[..., Event], /, **fields: Any) -> None:
+        """Put an event happening now on the session's pipeline (`Pipeline.emit_now`)."""
         ...
 
     async def nap(self, seconds: float | None) -> None:
@@ -205,12 +205,10 @@ class Cooldown:
 
     def _step(self, elapsed: float, reading: Reading, verdict: str | None) -> None:
         gate = self.gate
-        self.host.emit(
-            CooldownEvent(t=self.clock.now(), wall=self.clock.wall(), arm=self.arm,
-                          source=SOURCE, elapsed_s=round(elapsed, 3), min_s=gate.min_s,
-                          cap_s=gate.cap_s, until=gate.until, thermal=reading.thermal,
-                          basis=reading.basis, done=verdict is not None, reason=verdict or "")
-        )  # fmt: skip
+        self.host.emit_now(CooldownEvent, arm=self.arm, source=SOURCE,
+                           elapsed_s=round(elapsed, 3), min_s=gate.min_s, cap_s=gate.cap_s,
+                           until=gate.until, thermal=reading.thermal, basis=reading.basis,
+                           done=verdict is not None, reason=verdict or "")  # fmt: skip
 
     async def _start_probe(self, probe: Probe) -> int | None:
         """Launch the app in idle mode for thermal readings; None (host or time) if refused."""

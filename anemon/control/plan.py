@@ -45,8 +45,6 @@ _NAME = re.compile(r"[^\s=\"]+")
 class PlanError(AnemonError):
     """The plan cannot be run as written; nothing was started."""
 
-    title = "Bad plan"
-
 
 @dataclass(frozen=True)
 class AppSpec:

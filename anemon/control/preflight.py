@@ -15,22 +15,28 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from anemon.control.cooldown import host_thermal
 from anemon.control.plan import Plan
 from anemon.devices import reads_power
 from anemon.devices.base import Device, DeviceError, DeviceGone, DeviceInfo, Inspector, Telemetry
 from anemon.errors import AnemonError
-from anemon.events import THERMAL_NAMES, LoadEvent, PreflightEvent, StartEvent
+from anemon.events import (
+    CHECK_STATUSES,
+    THERMAL_NAMES,
+    Check,
+    CheckStatus,
+    LoadEvent,
+    PreflightEvent,
+    StartEvent,
+)
 from anemon.paths import same_file
 from anemon.text import printable
 
 if TYPE_CHECKING:
     from anemon.recording.index import Entry
 
-Status = Literal["pass", "warn", "fail"]
-STATUSES: tuple[Status, ...] = ("pass", "warn", "fail")
 HEADROOM_GB = 2.0
 """Free disk wanted beyond the largest arm's footprint (a cold load's compile cache)."""
 HISTORY_FILES = 200
@@ -40,21 +46,6 @@ SHARED_MODEL = (
     "unless the app writes arm=$AB_ARM"
 )
 """The note of the arms check: why arms that share an AB_MODEL are worth a warning."""
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One check: its verdict, what was read, and (when not a plain pass) why or what to do."""
-
-    check: str
-    status: Status
-    reading: str
-    note: str = ""
-
-    def record(self) -> dict[str, str]:
-        """As a `preflight` event stores it."""
-        return {"check": self.check, "status": self.status, "reading": self.reading,
-                "note": self.note}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +65,9 @@ class Preflight:
     checks: tuple[Check, ...]
 
     @property
-    def status(self) -> Status:
+    def status(self) -> CheckStatus:
         """The worst verdict."""
-        return max((c.status for c in self.checks), key=STATUSES.index, default="pass")
+        return max((c.status for c in self.checks), key=CHECK_STATUSES.index, default="pass")
 
     @property
     def failed(self) -> tuple[Check, ...]:
@@ -84,12 +75,13 @@ class Preflight:
 
     def event(self, *, t: float, wall: float, forced: bool = False) -> PreflightEvent:
         return PreflightEvent(t=t, wall=wall, source="preflight", status=self.status,
-                              checks=tuple(c.record() for c in self.checks),
-                              forced=forced and bool(self.failed))  # fmt: skip
+                              checks=self.checks, forced=forced and bool(self.failed))  # fmt: skip
 
     def summary(self) -> str:
         """One line: "pre-flight: 6 pass, 1 warn (thermal: ...)"."""
-        counts = [f"{n} {s}" for s in STATUSES if (n := sum(c.status == s for c in self.checks))]
+        counts = [
+            f"{n} {s}" for s in CHECK_STATUSES if (n := sum(c.status == s for c in self.checks))
+        ]
         worst = [f"{c.check}: {c.note or c.reading}" for c in self.checks if c.status != "pass"]
         return "pre-flight: " + ", ".join(counts) + (f" ({'; '.join(worst)})" if worst else "")
 
@@ -256,7 +248,7 @@ def _battery(plan: Plan, reading: Telemetry | None, unreadable: str, went_on: bo
     mode = plan.protocol.battery
     asked = f"protocol.battery = {mode}"
     if reading is None or (reading.charging is None and reading.plugged is None):
-        status: Status = "pass" if mode == "any" else "warn"
+        status: CheckStatus = "pass" if mode == "any" else "warn"
         return Check(
             "battery", status, unreadable, "" if mode == "any" else f"{asked}: not checked"
         )

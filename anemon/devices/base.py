@@ -105,7 +105,6 @@ class DeviceReport:
 class DeviceError(AnemonError):
     """A device operation failed; `transient` says whether retrying later may succeed."""
 
-    title = "Device error"
     exit_status = 1
 
     def __init__(self, message: str, *, transient: bool = False, code: int | None = None):
@@ -117,13 +116,9 @@ class DeviceError(AnemonError):
 class LaunchRefused(DeviceError):
     """The device refused to launch the app (CoreDeviceError 10002 and friends)."""
 
-    title = "Launch refused"
-
 
 class DeviceGone(DeviceError):
     """The device went away (unplugged, connection invalidated): reconnect."""
-
-    title = "Device unreachable"
 
 
 class Device(Protocol):

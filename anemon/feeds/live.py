@@ -54,9 +54,7 @@ class LiveFeed:
         recorder.on_error.append(self._recording_failed)
 
     def _recording_failed(self, error: RecordingError) -> None:
-        t, wall = self.pipeline.stamp()
-        self.pipeline.emit(RecordingFailedEvent(t=t, wall=wall, source=SUMMARY_SOURCE,
-                                                note=str(error)))  # fmt: skip
+        self.pipeline.emit_now(RecordingFailedEvent, source=SUMMARY_SOURCE, note=str(error))
         self.stop("recording failed")
 
     @property
@@ -90,8 +88,7 @@ class LiveFeed:
         self.pipeline.subscribe(listener)
 
     def marker(self, note: str, source: str = "operator") -> None:
-        t, wall = self.pipeline.stamp()
-        self.pipeline.emit(MarkerEvent(t=t, wall=wall, source=source, note=note))
+        self.pipeline.emit_now(MarkerEvent, source=source, note=note)
 
     def stop(self, why: str = "quit") -> None:
         self._stop.set()
@@ -171,7 +168,7 @@ def closing_summary(
 ) -> SummaryEvent:
     """The summary event of `session`, at its last event's time (a replay's length stays the
     session's). The tag and OS build fall back on what the app's START lines said."""
-    from anemon.analysis.summary import summarize  # pandas: only once a session ends
+    from anemon.analysis.summary import summarize  # numpy: only once a session ends
 
     summaries = summarize(session)
     starts = [arm.start for arm in session.arms.values() if arm.start is not None]

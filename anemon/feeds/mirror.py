@@ -36,8 +36,7 @@ class MirrorFeed(LiveFeed):
 
     async def run(self) -> None:
         if (note := self.status_note) is not None:
-            t, wall = self.pipeline.stamp()
-            self.pipeline.emit(MarkerEvent(t=t, wall=wall, source=WAITING_SOURCE, note=note))
+            self.pipeline.emit_now(MarkerEvent, source=WAITING_SOURCE, note=note)
         async for batch in self._tailer.follow(self._stop):
             self._feed(batch)
 

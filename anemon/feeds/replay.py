@@ -13,7 +13,7 @@ from anemon.events import Event, MarkerEvent
 from anemon.feeds import Listener
 from anemon.feeds.live import until_stopped
 from anemon.recording.reader import open_source
-from anemon.sources.replay import ReplayClock, Replayer
+from anemon.sources.replay import Replayer
 from anemon.store import Session
 
 EXPORTS_DIR = "anemon-exports"
@@ -56,7 +56,7 @@ class ReplayFeed:
         self.reads_power = reads_power
         self._listeners: list[Listener] = []
         self.replay = Replayer(events, listener=self._played, **replay_options)
-        self.clock = ReplayClock(self.replay)
+        self.clock = self.replay.clock
         self._stop = asyncio.Event()
 
     @classmethod
@@ -97,10 +97,9 @@ class ReplayFeed:
         """On the timeline, and appended to `record` as `{"t": seconds into the recording,
         "wall": the recorded wall time there, "note"}`: opened per marker, so a kill loses
         none. A file that cannot be written raises OSError (the marker stays on screen)."""
-        t, wall = self.clock.now(), self.clock.wall()
-        self.session.add(MarkerEvent(t=t, wall=wall, source=source, note=note))
+        event = self.replay.emit_now(MarkerEvent, source=source, note=note)
         path = self.record
-        line = json.dumps({"t": self.replay.position, "wall": wall, "note": note}) + "\n"
+        line = json.dumps({"t": self.replay.position, "wall": event.wall, "note": note}) + "\n"
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as out:
             out.write(line)

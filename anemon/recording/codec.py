@@ -6,11 +6,19 @@ import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from anemon.events import EVENT_TYPES, THERMAL_NAMES, Event, UnknownEvent, thermal_name
+from anemon.events import (
+    EVENT_TYPES,
+    THERMAL_NAMES,
+    Check,
+    CheckStatus,
+    Event,
+    UnknownEvent,
+    thermal_name,
+)
 from anemon.parsing.ranges import FINITE, RANGES, describe, in_range
 from anemon.parsing.values import to_battery_state
 from anemon.text import printable
@@ -51,6 +59,8 @@ def to_record(event: Event) -> dict[str, Any]:
             value = _thermal_name(value)
         elif name == "extra":
             value = dict(value) if value else None
+        elif name == "checks":
+            value = [_check_record(check) for check in value]
         elif isinstance(value, tuple):  # a summary's arms: NaN inside is null too
             value = finite(value)
         if (value is not None and value != "" and name not in _OMIT) or name in (
@@ -60,6 +70,12 @@ def to_record(event: Event) -> dict[str, Any]:
         ):
             record[name] = value
     return record
+
+
+def _check_record(check: Check) -> dict[str, str]:
+    """A pre-flight check as a recording holds it: all four fields, in their order."""
+    return {"check": check.check, "status": check.status, "reading": check.reading,
+            "note": check.note}  # fmt: skip
 
 
 def _thermal_name(value: Any) -> str | None:
@@ -380,10 +396,22 @@ def _normal(key: str, value: Any) -> Any:
         return {k: v if isinstance(v, str) else repr(v) for k, v in value.items()}
     if key == "arms" and isinstance(value, list):
         return tuple(value)  # the event is frozen: a tuple, as written
-    if key == "checks":  # a preflight's checks: shown to people, so text and escaped
-        return tuple({str(k): printable(v if isinstance(v, str) else repr(v))
-                      for k, v in item.items()} for item in value)  # fmt: skip
+    if key == "checks":
+        return tuple(_check(item) for item in value)
     return value
+
+
+def _check(item: Mapping[str, Any]) -> Check:
+    """A recorded pre-flight check. Shown to people, so text and escaped; a field a damaged
+    recording left out reads as "?" (the check, its verdict) or "" (the reading, the note),
+    and a verdict this version does not know is kept as it was (`CheckStatus`)."""
+
+    def text(key: str, missing: str) -> str:
+        value = item.get(key, missing)
+        return printable(value if isinstance(value, str) else repr(value))
+
+    status = cast(CheckStatus, text("status", "?"))
+    return Check(text("check", "?"), status, text("reading", ""), text("note", ""))
 
 
 def _is_number(value: Any) -> bool:
@@ -398,7 +426,8 @@ _TYPES: dict[str, frozenset[type]] = {
     "Phase": frozenset({str}),
     "Mapping[str, str]": frozenset({dict}),
     "tuple[Mapping[str, object], ...]": frozenset({list}),
-    "tuple[Mapping[str, str], ...]": frozenset({list}),
+    "tuple[Check, ...]": frozenset({list}),
+    "CheckStatus": frozenset({str}),
     "float | str": frozenset({int, float, str}),
 }
 """The JSON types a field of each type may hold, so that a damaged recording never puts text

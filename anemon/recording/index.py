@@ -32,8 +32,6 @@ _BLOCK = 1 << 16
 class SessionsError(AnemonError):
     """DIR cannot be listed (exit 2)."""
 
-    title = "Cannot list the recordings"
-
 
 @dataclass(frozen=True, slots=True)
 class ArmEntry:

@@ -54,8 +54,6 @@ class RecordingError(AnemonError):
     """The recording cannot be opened or written (exit 2): it exists and was not to be
     touched, it is not a recording to append to, or the disk is full."""
 
-    title = "Cannot record"
-
 
 def make_header(
     source: str, device: dict[str, Any] | None = None, plan: dict[str, Any] | None = None
@@ -119,11 +117,6 @@ class Recorder:
         self.path, self._file = self._open(Path(path), mode, unique)
         if header is not None:
             self.begin(header)
-
-    @property
-    def begun(self) -> bool:
-        """The header is written: events may follow (a claimed file has none yet)."""
-        return self._begun
 
     @property
     def writable(self) -> bool:

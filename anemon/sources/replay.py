@@ -2,6 +2,8 @@
 
 The driver (the dashboard's timer, or the headless loop) calls `tick()`; whatever came due
 since the last call is added in one batch, so a fast replay coalesces by construction.
+A replay has no Pipeline: its events were stamped and recorded when they happened, and the
+Replayer is the one way into the replayed Session (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from anemon.events import Event
 from anemon.store import Session
@@ -21,6 +24,7 @@ MAX_BATCH = 5_000
 TICK_BUDGET_S = 0.02
 """A tick stops adding events after this long (seeks excepted), so keys still get answered."""
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
+E = TypeVar("E", bound=Event)
 
 
 class Replayer:
@@ -47,6 +51,8 @@ class Replayer:
         self._monotonic = monotonic
         self._listener = listener
         """Sees every event as it is played (the headless printer); not on a seek."""
+        self.clock = ReplayClock(self)
+        """Where the replay has got to, as a Clock (what its feed's views and waits go by)."""
         self._index = 0
         self._position = 0.0
         self._last = monotonic()
@@ -90,6 +96,16 @@ class Replayer:
         if index > start and limit is not None:
             self._position = self.times[index - 1] - self.start
         return index - start
+
+    def emit_now(self, make: Callable[..., E], /, **fields: Any) -> E:
+        """An event happening during the replay (an operator's marker): `make(t=..., wall=...,
+        **fields)` stamped by the replay's clock, into the Session and to the listener, as
+        `Pipeline.emit_now` does live. Not recorded (a replay's feed keeps its markers)."""
+        event = make(t=self.clock.now(), wall=self.clock.wall(), **fields)
+        self.session.add(event)
+        if self._listener is not None:
+            self._listener(event)
+        return event
 
     def toggle_pause(self) -> None:
         self.paused = not self.paused

@@ -55,8 +55,6 @@ def too_small(size: tuple[int, int]) -> bool:
 class LayoutError(AnemonError):
     """A --layout that is neither a built-in name nor a readable .tcss file."""
 
-    title = "Unknown layout"
-
 
 def resolve(layout: str, directory: Path = LAYOUTS_DIR) -> Path:
     """A layout NAME (a file in `directory`) or PATH (a .tcss file) as a path."""

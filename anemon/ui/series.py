@@ -13,16 +13,8 @@ from array import array
 
 import numpy as np
 
-from anemon.events import (
-    AlertEvent,
-    Event,
-    GapEvent,
-    MarkerEvent,
-    PhaseEvent,
-    PreflightEvent,
-    RecordEvent,
-    ResetEvent,
-)
+from anemon.analysis.describe import describe
+from anemon.events import Event, RecordEvent
 from anemon.store import Session
 from anemon.text import printable
 
@@ -237,26 +229,12 @@ def literal(line: str) -> str:
 
 
 def log_text(event: Event) -> str:
-    """One log-panel line: a raw line as it came, or the controller's/operator's event."""
+    """One log-panel line: a raw line as it came, or the controller's/operator's event in the
+    words headless prints it in (`describe`)."""
     if isinstance(event, RecordEvent):
         return literal(event.line)
-    if isinstance(event, PhaseEvent):
-        text = f"── phase {event.phase}" + (f": {event.reason}" if event.reason else "")
-    elif isinstance(event, MarkerEvent):
-        text = f"── marker: {event.note}"
-    elif isinstance(event, GapEvent):
-        text = f"── gap {event.state}" + (f": {event.reason}" if event.reason else "")
-    elif isinstance(event, ResetEvent):
-        text = "── log replaced" + (f": {event.reason}" if event.reason else "")
-    elif isinstance(event, AlertEvent):
-        text = f"── alert {event.alert}: {event.note}"
-    elif isinstance(event, PreflightEvent):
-        failed = [c.get("check", "?") for c in event.checks if c.get("status") != "pass"]
-        text = f"── preflight {event.status}" + (f": {', '.join(failed)}" if failed else "")
-        text += " (forced)" if event.forced else ""
-    else:
-        text = f"── {event.kind}"
-    return literal(text)
+    words = describe(event)
+    return f"── {words.text if words is not None else literal(event.kind)}"
 
 
 def clock(seconds: float | None) -> str:

@@ -3,7 +3,6 @@ alerts. A replay always shows it; a live run once an alert has a lasting mark to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -53,9 +52,8 @@ class AlertMarks:
 
 def preflight_toast(event: PreflightEvent) -> Toast:
     """The checks that did not pass, one line each."""
-    checks = event.checks if isinstance(event.checks, tuple | list) else ()
-    lines = [f"{c.get('status', '?')}: {c.get('check', '?')}: {c.get('note') or c.get('reading')}"
-             for c in checks if isinstance(c, Mapping) and c.get("status") != "pass"]  # fmt: skip
+    lines = [f"{c.status}: {c.check}: {c.note or c.reading}"
+             for c in event.checks if c.status != "pass"]  # fmt: skip
     failed = event.status == "fail"
     head = "pre-flight failed" + (" (going on: --force)" if event.forced else "")
     head = head if failed else "pre-flight warnings"

@@ -7,17 +7,15 @@ import io
 from rich.console import Console
 
 from anemon.cli import main
+from anemon.events import Check
 from anemon.headless import preflight_table
 
 CHECKS = [
-    {"check": "device", "status": "pass", "reading": "Simulated iPhone, iPhone (sim), OS 24A437",
-     "note": ""},
-    {"check": "free disk", "status": "fail", "reading": "3.0 GB free (guards.min_free_gb = 5)",
-     "note": "below guards.min_free_gb: no arm would start"},
-    {"check": "thermal", "status": "warn", "reading": "serious (battery 38.0 °C)",
-     "note": "the first arm would start warm"},
-    {"check": "low power", "status": "pass", "reading": "off\x1b[31m",
-     "note": ""},
+    Check("device", "pass", "Simulated iPhone, iPhone (sim), OS 24A437"),
+    Check("free disk", "fail", "3.0 GB free (guards.min_free_gb = 5)",
+          "below guards.min_free_gb: no arm would start"),
+    Check("thermal", "warn", "serious (battery 38.0 °C)", "the first arm would start warm"),
+    Check("low power", "pass", "off\x1b[31m"),
 ]  # fmt: skip
 EXPECTED = r"""
 pre-flight: t on sim

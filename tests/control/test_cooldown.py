@@ -133,8 +133,9 @@ class FakeHost:
     def set_phase(self, phase: Phase, arm: str | None, reason: str = "") -> None:
         self._calls.append((self._clock.now(), "phase", phase, arm, reason))
 
-    def emit(self, event: Event) -> None:
-        self._calls.append((self._clock.now(), "emit", event))
+    def emit_now(self, make: Callable[..., Event], /, **fields: object) -> None:
+        now = self._clock.now()
+        self._calls.append((now, "emit", make(t=now, wall=self._clock.wall(), **fields)))
 
     async def nap(self, seconds: float | None) -> None:
         assert seconds is not None and seconds > 0
@@ -154,7 +155,7 @@ class FakeHost:
 
 def test_the_fake_host_has_exactly_the_protocols_members():
     protocol = {name for name in vars(CooldownHost) if not name.startswith("_")}
-    assert protocol == {"aborting", "telemetry", "set_phase", "emit", "nap", "launch",
+    assert protocol == {"aborting", "telemetry", "set_phase", "emit_now", "nap", "launch",
                         "terminate"}  # fmt: skip
     assert {name for name in dir(FakeHost) if not name.startswith("_")} == protocol
 

@@ -175,8 +175,8 @@ def test_a_failed_check_stops_the_run_before_any_launch_with_exit_1(tmp_path):
     assert ran.of(PhaseEvent)[-1].phase == "aborted"
     recorded = [e for e in open_source(record) if isinstance(e, PreflightEvent)]
     assert len(recorded) == 1 and recorded[0].status == "fail" and not recorded[0].forced
-    disk = next(c for c in recorded[0].checks if c["check"] == "free disk")
-    assert disk["status"] == "fail" and disk["reading"].startswith("3.0 GB free")
+    disk = next(c for c in recorded[0].checks if c.check == "free disk")
+    assert disk.status == "fail" and disk.reading.startswith("3.0 GB free")
 
 
 def test_force_goes_on_and_records_that_it_did(tmp_path):

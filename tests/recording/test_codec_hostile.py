@@ -13,11 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anemon.analysis.describe import describe
 from anemon.errors import SourceError
 from anemon.events import (
     EVENT_TYPES,
+    Check,
     CooldownEvent,
     MarkerEvent,
+    PreflightEvent,
     TelemetryEvent,
     TrialEvent,
     UnknownEvent,
@@ -223,3 +226,41 @@ def test_a_number_of_any_size_in_recorded_text_is_read(digits, field):
 def test_the_marker_note_is_kept_as_data():
     event, told = read({"kind": "marker", "t": 1, "wall": 2, "note": "\x1b[2J"})
     assert isinstance(event, MarkerEvent) and event.note == "\x1b[2J" and told == []
+
+
+PREFLIGHT = {"kind": "preflight", "t": 1, "wall": 2, "status": "fail"}
+
+
+def test_a_preflights_checks_are_typed_and_its_odd_ones_read_as_the_views_showed_them():
+    checks = [{"check": "free disk", "status": "fail", "reading": "3 GB\x1b[2J", "note": "",
+               "later": "kept out"},
+              {"check": 5, "status": "skip", "reading": None},  # a later verdict: kept
+              {}]  # fmt: skip
+    event, told = read({**PREFLIGHT, "checks": checks})
+    assert isinstance(event, PreflightEvent) and not told
+    assert event.checks == (Check("free disk", "fail", "3 GB\\x1b[2J"),
+                            Check("5", "skip", "None"), Check("?", "?", ""))  # fmt: skip
+    words = describe(event)
+    assert words is not None and words.text == "pre-flight fail: free disk, 5, ?"
+
+
+@pytest.mark.parametrize("checks", [["disk"], [{"check": "disk"}, 3], "disk", {"check": "disk"}])
+def test_checks_that_are_not_a_list_of_objects_are_left_out_and_told(checks):
+    event, told = read({**PREFLIGHT, "checks": checks})
+    assert isinstance(event, PreflightEvent) and event.checks == ()
+    assert len(told) == 1 and told[0].startswith("preflight: checks=")
+
+
+def test_a_preflight_is_written_as_before():
+    """The recorded bytes of a pre-flight: each check an object of its four fields in order."""
+    event = PreflightEvent(t=1.0, wall=2.0, source="preflight", status="warn", checks=(
+        Check("thermal", "warn", "serious", "the first arm would start warm"),
+        Check("os build", "pass", "24A437")))  # fmt: skip
+    line = json.dumps(to_record(event), ensure_ascii=False, separators=(",", ":"))
+    assert line == (
+        '{"kind":"preflight","t":1.0,"wall":2.0,"arm":null,"status":"warn","checks":['
+        '{"check":"thermal","status":"warn","reading":"serious","note":"the first arm would '
+        'start warm"},{"check":"os build","status":"pass","reading":"24A437","note":""}],'
+        '"forced":false}'
+    )
+    assert read(json.loads(line))[0] == dataclasses.replace(event, source="x")

@@ -492,7 +492,7 @@ async def test_an_alert_is_a_toast_a_bell_a_timeline_mark_and_a_log_line(make_ap
         assert "alert: a1: thermal serious\\x1b[2J" in said  # the log's text, escaped
         assert len(rings) == 1
         assert app.pane.alerts.times == [5] and app.query_one(Timeline).display
-        assert app.query_one(LogPanel).lines[-1] == "── alert thermal: thermal serious\\x1b[2J"
+        assert app.query_one(LogPanel).lines[-1] == "── ALERT thermal: thermal serious\\x1b[2J"
         app.redraw(force=True)
         await pilot.pause()
         assert len(rings) == 1  # once: a toast is taken when shown

@@ -10,6 +10,7 @@ from textual.geometry import Region
 
 from anemon.events import (
     AlertEvent,
+    Check,
     Event,
     GapEvent,
     MarkerEvent,
@@ -78,10 +79,10 @@ def test_literal_shows_escapes_and_keeps_markup_as_text() -> None:
         (MarkerEvent(t=0, wall=0, note="fan on"), "── marker: fan on"),
         (GapEvent(t=0, wall=0, state="begin"), "── gap begin"),
         (AlertEvent(t=0, wall=0, alert="thermal", note="serious\x1b[2J"),
-         "── alert thermal: serious\\x1b[2J"),
+         "── ALERT thermal: serious\\x1b[2J"),
         (PreflightEvent(t=0, wall=0, status="fail", forced=True, checks=(
-            {"check": "disk", "status": "fail"}, {"check": "device", "status": "pass"},
-            {"check": "thermal", "status": "warn"})), "── preflight fail: disk, thermal (forced)"),
+            Check("disk", "fail", ""), Check("device", "pass", ""), Check("thermal", "warn", ""))),
+         "── pre-flight fail: disk, thermal (going on: --force)"),
     ],
     ids=["line", "phase", "marker", "gap", "alert", "preflight"],
 )  # fmt: skip

@@ -56,8 +56,6 @@ _REASON_KEYS = (
 class ContainerFileMissing(DeviceError):
     """`copy from`: the file is not in the container (yet): the app has not written it."""
 
-    title = "No such file on the device"
-
 
 @dataclass(frozen=True, slots=True)
 class Failure:

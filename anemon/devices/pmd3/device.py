@@ -1,12 +1,13 @@
 """The pymobiledevice3 backend: usbmux/lockdown telemetry and device power (IOPMPowerSource),
 house_arrest/AFC mirroring, DVT launch, the app's console lines (os_trace).
 
-pymobiledevice3 (pinned 11.45.0) is imported inside functions only: importing this package
-costs nothing, so `anemon --help`, replay and the simulator stay fast. Everything runs in the
-caller's event loop. The device's connection is one `Pmd3Connection` (connection.py), which
-follow.py, console.py, power.py and the launch use. `USBMUXD_SOCKET_ADDRESS` (or
-`usbmux_address=`) selects another usbmuxd, e.g. the virtual iPhone's; `connect="network"` and
-`host=` reach the phone over the network instead (lockdown over TCP), so the cable can come out.
+pymobiledevice3 (11.45 up to 12; CI tests 11.45.0) is imported inside functions only:
+importing this package costs nothing, so `anemon --help`, replay and the simulator stay fast.
+Everything runs in the caller's event loop. The device's connection is one `Pmd3Connection`
+(connection.py), which follow.py, console.py, power.py and the launch use.
+`USBMUXD_SOCKET_ADDRESS` (or `usbmux_address=`) selects another usbmuxd, e.g. the virtual
+iPhone's; `connect="network"` and `host=` reach the phone over the network instead (lockdown
+over TCP), so the cable can come out.
 """
 
 from __future__ import annotations

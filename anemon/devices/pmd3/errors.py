@@ -23,44 +23,30 @@ TUNNEL_HINT = (
 class UsbmuxdUnreachable(DeviceError):
     """Nothing answers at the usbmuxd address."""
 
-    title = "usbmuxd unreachable"
-
 
 class UsbmuxdSilent(DeviceError):
     """usbmuxd (or the phone's lockdownd over the network) accepts a connection but does not
     answer."""
 
-    title = "usbmuxd does not answer"
-
 
 class UsbmuxdBadReply(DeviceError):
     """usbmuxd lists a device anemon cannot read (a field missing or of the wrong type)."""
-
-    title = "usbmuxd sent a bad reply"
 
 
 class NoDevice(DeviceGone):
     """usbmuxd answers but lists no (matching) iPhone."""
 
-    title = "No iPhone"
-
 
 class AppNotInstalled(DeviceError):
     """house_arrest does not know the bundle."""
-
-    title = "App not installed"
 
 
 class DeveloperToolsMissing(DeviceError):
     """DVT is out of reach: Developer Mode, the developer disk image or a tunnel is missing."""
 
-    title = "Developer services unavailable"
-
 
 class PairingNeeded(DeviceError):
     """The Mac is not (yet) trusted by the phone, or the phone is locked."""
-
-    title = "Pairing needed"
 
 
 def usbmux_address_label(address: str | None) -> str:
