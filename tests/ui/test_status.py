@@ -107,7 +107,11 @@ async def test_new_watts_every_second_lay_the_screen_out_only_when_the_height_ch
         session.add(TextEvent(t=1e4 + 2, wall=0.0, arm="x" * 60, line="a long arm name"))
         status.show(session)
         assert layouts == [False, False, True]
-        # the log panel's own size worker (a thread) must end before the app does
+        # the log panel's own size worker (a thread) must end before the app does: the line is
+        # shown now (not by a timer that, on a loaded machine, fires only once the app is
+        # tearing its widgets down, under a worker that then finds no app), then waited for
+        app.redraw(force=True)
+        await pilot.pause()
         await app.workers.wait_for_complete()
 
 
