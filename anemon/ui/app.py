@@ -215,7 +215,7 @@ class Dashboard(App[None]):
             if small and self.layout_path == layouts.DEFAULT:
                 self.notify(f"small terminal ({shown}): press l for the compact layout", timeout=8)
             return
-        fit = layouts.COMPACT if small else layouts.DEFAULT
+        fit = layouts.fitting(size)
         if fit == self.layout_path:
             return
         self.use_layout(fit, say=False)

@@ -19,6 +19,7 @@ from anemon.ui.layouts import (
     LayoutError,
     available,
     choices,
+    fitting,
     resolve,
     too_small,
 )
@@ -110,6 +111,7 @@ async def test_a_large_terminal_keeps_the_default_layout_silently(
 def test_only_a_terminal_smaller_than_the_default_needs_is_too_small() -> None:
     assert too_small((80, 24)) and too_small((120, 30)) and too_small((99, 40))
     assert not too_small(DEFAULT_NEEDS) and not too_small((120, 40))
+    assert fitting((99, 40)) == COMPACT and fitting(DEFAULT_NEEDS) == DEFAULT
 
 
 async def test_an_unchosen_layout_follows_the_terminal_as_it_is_resized(tmp_path: Path) -> None:
