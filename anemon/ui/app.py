@@ -15,11 +15,13 @@ from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.content import Content
 from textual.css.errors import StylesheetError
 from textual.driver import Driver
+from textual.geometry import Size
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
@@ -72,7 +74,10 @@ class Dashboard(App[None]):
         self.runs = runs
         self.layout_path = layout
         self.chosen = chosen
-        """The operator named the layout (--layout): it is kept in a small terminal too."""
+        """The operator chose the layout (--layout, or `l` pressed): it is kept whatever the
+        terminal's size; else the layout follows it (`fit_terminal`)."""
+        self._small: bool | None = None
+        """Whether the terminal was too small for the default layout when last fitted."""
         self.layouts = layouts.choices(layout)
         self.save_dir = save_dir or Path.cwd() / EXPORTS_DIR
         self.tick_s = tick_s
@@ -159,7 +164,7 @@ class Dashboard(App[None]):
         # on unmount, so what dies with the app (the tests run many) is collected.
         gc.freeze()
         self._pace(self.redraw_s)
-        self.fit_terminal()
+        self.fit_terminal(self.size)
         self.call_after_refresh(self.redraw, True)
         self.mounted = True
         if self._leave_when_mounted:
@@ -196,17 +201,30 @@ class Dashboard(App[None]):
         except OSError as e:  # a replay's markers file
             self.notify(f"marker not saved: {e}", severity="error", timeout=8)
 
-    def fit_terminal(self) -> None:
-        """In a terminal smaller than the default layout needs, use the compact one if the
-        operator did not choose the layout, else say how to; once, at start."""
-        if self.layout_path != layouts.DEFAULT or not layouts.too_small(self.size):
+    def fit_terminal(self, size: Size) -> None:
+        """Follow the terminal's size: below what the default layout needs, the compact one,
+        above it the default, unless the operator chose the layout (`--layout` or `l`: then a
+        small terminal is only told how to switch). Acts when `size` crosses the threshold
+        (at start, and on a resize), not on every resize event of a drag."""
+        small = layouts.too_small(size)
+        if small == self._small:
             return
-        size = f"{self.size.width}x{self.size.height}"
+        self._small = small
+        shown = f"{size.width}x{size.height}"
         if self.chosen:
-            self.notify(f"small terminal ({size}): press l for the compact layout", timeout=8)
+            if small and self.layout_path == layouts.DEFAULT:
+                self.notify(f"small terminal ({shown}): press l for the compact layout", timeout=8)
             return
-        self.use_layout(layouts.COMPACT, say=False)
-        self.notify(f"small terminal ({size}): the compact layout; l switches layouts", timeout=8)
+        fit = layouts.fitting(size)
+        if fit == self.layout_path:
+            return
+        self.use_layout(fit, say=False)
+        what = "small terminal" if small else "terminal"
+        self.notify(f"{what} ({shown}): the {fit.stem} layout; l switches layouts", timeout=8)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.mounted:  # the first fit is on_mount's, once the panels are there
+            self.fit_terminal(event.size)
 
     def select(self, index: int) -> None:
         """Show run `index` (several: its tab) and let the keys act on it."""
@@ -418,6 +436,7 @@ class Dashboard(App[None]):
         self.notify(f"marker saved to {record}" if record else "marker added", timeout=4)
 
     def action_next_layout(self) -> None:
+        self.chosen = True  # the operator's choice holds from now on, whatever the size
         i = self.layouts.index(self.layout_path) if self.layout_path in self.layouts else -1
         self.use_layout(self.layouts[(i + 1) % len(self.layouts)])
 

@@ -43,13 +43,18 @@ DEFAULT = LAYOUTS_DIR / "default.tcss"
 COMPACT = LAYOUTS_DIR / "compact.tcss"
 DEFAULT_NEEDS = (100, 32)
 """Columns and rows the default layout needs: its decode and power charts plot (four rows
-inside their axes) and the arms table fits. A smaller terminal gets the compact layout
-unless the operator chose one (`Dashboard.fit_terminal`)."""
+inside their axes) and the arms table fits. A smaller terminal gets the compact layout, and
+a larger one the default again, unless the operator chose one (`Dashboard.fit_terminal`)."""
 
 
 def too_small(size: tuple[int, int]) -> bool:
     """A terminal of `size` (columns, rows) is too small for the default layout."""
     return size[0] < DEFAULT_NEEDS[0] or size[1] < DEFAULT_NEEDS[1]
+
+
+def fitting(size: tuple[int, int]) -> Path:
+    """The built-in layout for a terminal of `size` where the operator chose none."""
+    return COMPACT if too_small(size) else DEFAULT
 
 
 class LayoutError(AnemonError):

@@ -353,7 +353,7 @@ async def test_a_strip_is_redrawn_only_when_what_it_shows_changed(make_app: Make
     app = make_app("compact", feed=feed)
     async with app.run_test(size=(80, 24)) as pilot:
         await draw_all(pilot)
-        decode = app.query_one("#strip-decode", Strip)
+        decode = app.query_one("#strip-decode-0", Strip)
         feed.pipeline.emit(TelemetryEvent(t=2.0, wall=0.0, power_w=3.0))
         assert not decode.draw(feed.session)
         feed.pipeline.emit(TrialEvent(t=3.0, wall=3.0, arm="a", trial=2, decode_tps=49.0))

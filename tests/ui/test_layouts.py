@@ -19,6 +19,7 @@ from anemon.ui.layouts import (
     LayoutError,
     available,
     choices,
+    fitting,
     resolve,
     too_small,
 )
@@ -110,3 +111,39 @@ async def test_a_large_terminal_keeps_the_default_layout_silently(
 def test_only_a_terminal_smaller_than_the_default_needs_is_too_small() -> None:
     assert too_small((80, 24)) and too_small((120, 30)) and too_small((99, 40))
     assert not too_small(DEFAULT_NEEDS) and not too_small((120, 40))
+    assert fitting((99, 40)) == COMPACT and fitting(DEFAULT_NEEDS) == DEFAULT
+
+
+async def test_an_unchosen_layout_follows_the_terminal_as_it_is_resized(tmp_path: Path) -> None:
+    app = Dashboard(Runs.one(replay_feed()), resolve("default"), save_dir=tmp_path, chosen=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.layout_path == COMPACT
+        await pilot.resize_terminal(200, 60)
+        assert app.layout_path == DEFAULT and app.query_one("#charts").display
+        assert notes(app)[-1] == "terminal (200x60): the default layout; l switches layouts"
+        await pilot.resize_terminal(80, 24)
+        assert app.layout_path == COMPACT and app.query_one("#strips").display
+
+
+async def test_a_layout_chosen_with_the_option_holds_when_the_terminal_grows(
+    tmp_path: Path,
+) -> None:
+    app = Dashboard(Runs.one(replay_feed()), resolve("compact"), save_dir=tmp_path, chosen=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.resize_terminal(200, 60)
+        await pilot.resize_terminal(80, 24)
+        await pilot.resize_terminal(200, 60)
+        assert app.layout_path == COMPACT and notes(app) == []
+
+
+async def test_a_layout_chosen_with_l_holds_when_the_terminal_is_resized(tmp_path: Path) -> None:
+    app = Dashboard(Runs.one(replay_feed()), resolve("default"), save_dir=tmp_path, chosen=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("l")
+        chosen = app.layout_path
+        assert chosen == LAYOUTS_DIR / "wall.tcss"
+        await pilot.resize_terminal(200, 60)
+        await pilot.resize_terminal(80, 24)
+        assert app.layout_path == chosen

@@ -1,0 +1,57 @@
+"""The compact layout's strips: a decode strip per arm, each with its own name, figure and
+scale; never one sparkline of every arm under the current one's name."""
+
+from __future__ import annotations
+
+from anemon.events import TrialEvent
+from anemon.ui.app import Dashboard
+from anemon.ui.charts.strips import Strip
+
+from .helpers import MakeApp, live_feed
+
+ANE = [55.0, 56.0, 52.0, 54.0]
+GPU = [13.0, 14.0, 13.5]
+
+
+def screen_rows(app: Dashboard, strip: Strip) -> list[str]:
+    """What the terminal shows in `strip`'s region."""
+    lines = app.screen._compositor.render_strips()
+    region = strip.region
+    return ["".join(seg.text for seg in lines[y])[region.x : region.right].rstrip()
+            for y in range(region.y, region.bottom)]  # fmt: skip
+
+
+async def test_each_arm_has_its_own_strip_with_its_own_figure_and_scale(
+    make_app: MakeApp,
+) -> None:
+    """An A/B pair, the GPU arm current: the ANE arm's strip says its own name, latest figure
+    and range; the GPU arm's its own (a warm-up left out of both)."""
+    feed = live_feed()
+    t = 0.0
+    for arm, rates in (("minicpm5_2b_ane", ANE), ("minicpm5_2b_gpu_int8", GPU)):
+        for trial, rate in enumerate([99.0, *rates]):
+            t += 1
+            feed.pipeline.emit(TrialEvent(t=t, wall=t, arm=arm, trial=trial,
+                                          warmup=trial == 0, decode_tps=rate))  # fmt: skip
+    app = make_app("compact", feed=feed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.redraw(force=True)
+        await pilot.pause()
+        ane, gpu = (screen_rows(app, app.query_one(f"#strip-decode-{i}", Strip)) for i in (0, 1))
+    assert ane[0].startswith("minicpm5_2b_ane ") and ane[1].startswith("decode 54.0 tok/s ")
+    assert ane[0].endswith(" 52.0–56.0") and ane[1].endswith(" tok/s")
+    assert gpu[0].startswith("minicpm5_2b_gpu_int8 ") and gpu[1].startswith("decode 13.5 tok/s ")
+    assert gpu[0].endswith(" 13.0–14.0") and gpu[1].endswith(" tok/s")
+
+
+async def test_one_arm_leaves_the_second_strip_without_a_row(make_app: MakeApp) -> None:
+    feed = live_feed()
+    feed.pipeline.emit(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0))
+    app = make_app("compact", feed=feed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.redraw(force=True)
+        await pilot.pause()
+        assert app.query_one("#strip-decode-0", Strip).region.height == 2
+        assert app.query_one("#strip-decode-1", Strip).region.height == 0
