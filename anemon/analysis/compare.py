@@ -226,7 +226,7 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
             group = tuple(printable(name) for name in names)  # names are data: escaped
             rows.append((
                 *group, labels[i],
-                per_round(summary, lambda x: x.decode_mean, 1), signed(delta["decode_mean"]),
+                per_round(summary, lambda x: fmt(x.decode_mean)), signed(delta["decode_mean"]),
                 burst_to_sustained(summary.burst_tps, summary.sustained_tps),
                 signed(delta["sustained_tps"]), retained_cell(summary.retained_pct),
                 j_per_token(summary), signed(delta["j_per_token"]),
