@@ -135,7 +135,7 @@ def summarize_arm(
     energy = energy_figures(spans, readings, tokens)
     status, reason = arm_status(arm)
     rounds = _rounds(column, arm.rounds)
-    sustained = _first_round(column, rounds)
+    first = _first_round(column, rounds)  # the sustained keys' round
     thermal_start, thermal_end, serious_at_s = _thermal(column)
     return ArmSummary(
         arm=arm.name,
@@ -153,13 +153,13 @@ def summarize_arm(
         battery_start=battery_start,
         battery_end=battery_end,
         errors=arm.errors,
-        burst_tps=sustained.burst_tps,
-        sustained_tps=sustained.sustained_tps,
-        retained_pct=sustained.retained_pct,
-        fade_10_s=sustained.fade_10_s,
-        fade_25_s=sustained.fade_25_s,
-        fade_50_s=sustained.fade_50_s,
-        serious_frac=sustained.serious_frac,
+        burst_tps=first.burst_tps,
+        sustained_tps=first.sustained_tps,
+        retained_pct=first.retained_pct,
+        fade_10_s=first.fade_10_s,
+        fade_25_s=first.fade_25_s,
+        fade_50_s=first.fade_50_s,
+        serious_frac=first.serious_frac,
         cooldown_s=arm.cooldown_s,
         power_w_mean=energy.power_w_mean,
         energy_j=energy.energy_j,
