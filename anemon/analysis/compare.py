@@ -18,7 +18,15 @@ from typing import Literal
 import numpy as np
 from rich.table import Table
 
-from anemon.analysis.render import LinesTable, fit_table, fmt, j_per_token, per_round
+from anemon.analysis.render import (
+    LinesTable,
+    fit_table,
+    fmt,
+    j_per_token,
+    per_round,
+    serious_share,
+    thermal_cell,
+)
 from anemon.analysis.summary import ArmSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.store import Session
@@ -180,7 +188,7 @@ def table_columns(comparison: Comparison) -> tuple[str, ...]:
     """The key figures, each with its change against the first source (Δ)."""
     arm = ("compute", "arm") if comparison.by == "compute" else ("arm",)
     return (*arm, "source", "decode mean", "Δ decode", "burst → sust", "Δ sust", "retained",
-            "J/token", "Δ J/token")  # fmt: skip
+            "thermal", "serious share", "J/token", "Δ J/token")  # fmt: skip
 
 
 def signed(value: float | None) -> str:
@@ -191,12 +199,17 @@ def signed(value: float | None) -> str:
     return ("−" if value < 0 else "+") + text
 
 
-def _with_ci(m: float | None, ci: tuple[float, float] | None, digits: int) -> str:
+def _with_ci(
+    m: float | None, ci: tuple[float, float] | None, digits: int, unit: str, scale: float = 1.0
+) -> str:
+    """A median and its interval, with the figure's unit: "60.7 [54.3, 98.5] %" (`scale`:
+    a fraction shown in percent)."""
     if m is None:
         return "—"
+    median = fmt(scale * m, digits)
     if ci is None:
-        return fmt(m, digits)
-    return f"{fmt(m, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+        return f"{median} {unit}"
+    return f"{median} [{fmt(scale * ci[0], digits)}, {fmt(scale * ci[1], digits)}] {unit}"
 
 
 def source_labels(sources: Sequence[str]) -> list[str]:
@@ -226,9 +239,11 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
             group = tuple(printable(name) for name in names)  # names are data: escaped
             rows.append((
                 *group, labels[i],
-                per_round(summary, lambda x: x.decode_mean, 1), signed(delta["decode_mean"]),
-                burst_to_sustained(summary.burst_tps, summary.sustained_tps),
-                signed(delta["sustained_tps"]), retained_cell(summary.retained_pct),
+                per_round(summary, lambda x: fmt(x.decode_mean)), signed(delta["decode_mean"]),
+                per_round(summary, lambda x: burst_to_sustained(x.burst_tps, x.sustained_tps)),
+                signed(delta["sustained_tps"]),
+                per_round(summary, lambda x: retained_cell(x.retained_pct)),
+                per_round(summary, thermal_cell), per_round(summary, serious_share),
                 j_per_token(summary), signed(delta["j_per_token"]),
             ))  # fmt: skip
         if arm.median is not None and arm.ci95 is not None:
@@ -236,10 +251,11 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
             group = (printable(arm.arm), "") if by_compute else (printable(arm.arm),)
             rows.append((
                 *group, "median [95 % CI]",
-                _with_ci(m["decode_mean"], ci["decode_mean"], 1), "",
+                _with_ci(m["decode_mean"], ci["decode_mean"], 1, "tok/s"), "",
                 burst_to_sustained(m["burst_tps"], m["sustained_tps"]), "",
-                _with_ci(m["retained_pct"], ci["retained_pct"], 1),
-                _with_ci(m["j_per_token"], ci["j_per_token"], 4), "",
+                _with_ci(m["retained_pct"], ci["retained_pct"], 1, "%"), "",
+                _with_ci(m["serious_frac"], ci["serious_frac"], 0, "%", scale=100),
+                _with_ci(m["j_per_token"], ci["j_per_token"], 4, "J/token"), "",
             ))  # fmt: skip
     return rows
 
@@ -249,8 +265,10 @@ def _first(comparison: Comparison) -> str:
     return printable(comparison.sources[0])
 
 
-DROP_ORDER = ("Δ J/token", "Δ sust", "retained", "Δ decode", "J/token", "source")
-"""The columns a narrow terminal loses first (the arm and the decode mean stay)."""
+DROP_ORDER = ("Δ J/token", "Δ sust", "serious share", "retained", "Δ decode", "J/token",
+              "source", "thermal")  # fmt: skip
+"""The columns a narrow terminal loses first (the arm and the decode mean stay; thermal
+goes last: a figure without its thermal state is not comparable, domain.md)."""
 
 
 def rich_table(comparison: Comparison, width: int) -> LinesTable | Table:

@@ -13,7 +13,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from anemon.analysis.summary import NO_END, ArmSummary
+from anemon.analysis.summary import NO_END, ArmSummary, RoundSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.events import thermal_name
 from anemon.text import printable
@@ -64,11 +64,26 @@ def fmt(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def per_round(summary: ArmSummary, pick: Callable[..., float | None], digits: int) -> str:
-    """One figure, or one per launch written "a / b" (A/B runs report both rounds)."""
+Figures = ArmSummary | RoundSummary
+"""What a per-round cell is made from: the arm's figures, or one round's."""
+
+
+def per_round(summary: ArmSummary, cell: Callable[[Figures], str], between: str = " / ") -> str:
+    """One cell, or one per launch written "a / b" (A/B runs report every round, each from
+    its own trials: line-protocol.md "Sustained and energy figures")."""
     if len(summary.rounds) > 1:
-        return " / ".join(fmt(pick(r), digits) for r in summary.rounds)
-    return fmt(pick(summary), digits)
+        return between.join(cell(r) for r in summary.rounds)
+    return cell(summary)
+
+
+def thermal_cell(s: Figures) -> str:
+    """Thermal start → end: "fair → serious"."""
+    return f"{thermal_name(s.thermal_start) or '—'} → {thermal_name(s.thermal_end) or '—'}"
+
+
+def serious_share(s: Figures) -> str:
+    """The share of trials at serious or above: "60 %"."""
+    return "—" if s.serious_frac is None else f"{100 * s.serious_frac:.0f} %"
 
 
 SHORT_NOTES = {"no power samples": "no power", "span too short": "too short"}
@@ -86,22 +101,22 @@ def j_per_token(s: ArmSummary, short: bool = False) -> str:
 
 def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
     """The table's cells for one arm; thermal stands beside every figure (`short`: the
-    energy notes in fewer words, for the live table)."""
-    thermal = f"{thermal_name(s.thermal_start) or '—'} → {thermal_name(s.thermal_end) or '—'}"
+    energy notes in fewer words, for the live table). The figures of a round's course are
+    per round (`per_round`); the others are over every timed trial."""
     return (
         printable(s.arm),  # the log's text: its control characters escaped
         str(s.trials),
         f"{s.tokens:,}",
-        per_round(s, lambda x: x.decode_mean, 1),
+        per_round(s, lambda x: fmt(x.decode_mean)),
         f"{fmt(s.decode_first3)} → {fmt(s.decode_last3)}",
-        burst_to_sustained(s.burst_tps, s.sustained_tps),
-        retained_cell(s.retained_pct),
-        fade_cell(s),
+        per_round(s, lambda x: burst_to_sustained(x.burst_tps, x.sustained_tps)),
+        per_round(s, lambda x: retained_cell(x.retained_pct)),
+        per_round(s, fade_cell, between="; "),  # its own cell has slashes
         f"{fmt(s.decode_min)} / {fmt(s.decode_max)}",
-        per_round(s, lambda x: x.prefill_mean, 0),
-        thermal,
-        "—" if s.serious_at_s is None else f"{s.serious_at_s:.0f} s",
-        "—" if s.serious_frac is None else f"{100 * s.serious_frac:.0f} %",
+        per_round(s, lambda x: fmt(x.prefill_mean, 0)),
+        per_round(s, thermal_cell),
+        per_round(s, lambda x: "—" if x.serious_at_s is None else f"{x.serious_at_s:.0f} s"),
+        per_round(s, serious_share),
         "—" if s.cooldown_s is None else f"{s.cooldown_s:.0f} s",
         f"{fmt(s.battery_start, 0)} → {fmt(s.battery_end, 0)} %",
         str(s.errors),
@@ -110,7 +125,7 @@ def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
     )
 
 
-def fade_cell(s: ArmSummary) -> str:
+def fade_cell(s: Figures) -> str:
     """When decode fell 10, 25 and 50 % below the burst: "93 / 170 / — s"."""
     times = (s.fade_10_s, s.fade_25_s, s.fade_50_s)
     if all(t is None for t in times):

@@ -12,7 +12,7 @@ from typing import Literal, SupportsFloat
 
 import numpy as np
 
-from anemon.analysis.sustained import Sustained, elapsed, first_round, median, sustained_figures
+from anemon.analysis.sustained import elapsed, median, sustained_figures
 from anemon.events import SUMMARY_VERSION, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 from anemon.store.session import BATTERY_CODES
@@ -31,11 +31,29 @@ NO_END = "the log stops with no END"
 
 @dataclass(frozen=True, slots=True)
 class RoundSummary:
-    """One launch of an arm."""
+    """One launch of an arm: its trials, its means, and the figures of its course (thermal,
+    sustained), which a table shows per round for an arm of several (line-protocol.md)."""
 
     trials: int
     decode_mean: float | None
     prefill_mean: float | None
+    thermal_start: int | None
+    thermal_end: int | None
+    serious_at_s: float | None
+    burst_tps: float | None
+    sustained_tps: float | None
+    retained_pct: float | None
+    fade_10_s: float | None
+    fade_25_s: float | None
+    fade_50_s: float | None
+    serious_frac: float | None
+
+    def to_json(self) -> dict[str, object]:
+        """The spec's `rounds` object: thermal as names."""
+        data = {name: getattr(self, name) for name in _ROUND_FIELDS}
+        data["thermal_start"] = thermal_name(self.thermal_start)
+        data["thermal_end"] = thermal_name(self.thermal_end)
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +98,7 @@ class ArmSummary:
         data = {name: getattr(self, name) for name in _ARM_FIELDS}
         data["thermal_start"] = thermal_name(self.thermal_start)
         data["thermal_end"] = thermal_name(self.thermal_end)
-        data["rounds"] = [{name: getattr(r, name) for name in _ROUND_FIELDS} for r in self.rounds]
+        data["rounds"] = [r.to_json() for r in self.rounds]
         data["summary_version"] = SUMMARY_VERSION
         return data
 
@@ -109,16 +127,16 @@ def summarize_arm(
         for name, values in ((n, np.frombuffer(arm.columns[n])) for n in _SUMMARY_COLUMNS)
     }
     decode = _present(column["decode_tps"])
-    thermal = _present(column["thermal"])
     battery = _present(column["battery"])
-    serious = column["app_t"][column["thermal"] >= SERIOUS]
     tokens = int(np.nansum(column["gen"]))
     battery_start = _value(battery[0]) if len(battery) else None
     battery_end = _value(battery[-1]) if len(battery) else None
     spans = Spans.of(arm) if spans is None else spans
     energy = energy_figures(spans, readings, tokens)
     status, reason = arm_status(arm)
-    sustained = _sustained(column)
+    rounds = _rounds(column, arm.rounds)
+    first = _first_round(column, rounds)  # the sustained keys' round
+    thermal_start, thermal_end, serious_at_s = _thermal(column)
     return ArmSummary(
         arm=arm.name,
         trials=len(column["gen"]),
@@ -129,19 +147,19 @@ def summarize_arm(
         decode_min=_value(decode.min()) if len(decode) else None,
         decode_max=_value(decode.max()) if len(decode) else None,
         prefill_mean=_mean(_present(column["prompt_tps"])),
-        thermal_start=int(thermal[0]) if len(thermal) else None,
-        thermal_end=int(thermal[-1]) if len(thermal) else None,
-        serious_at_s=_value(serious[0]) if len(serious) else None,
+        thermal_start=thermal_start,
+        thermal_end=thermal_end,
+        serious_at_s=serious_at_s,
         battery_start=battery_start,
         battery_end=battery_end,
         errors=arm.errors,
-        burst_tps=sustained.burst_tps,
-        sustained_tps=sustained.sustained_tps,
-        retained_pct=sustained.retained_pct,
-        fade_10_s=sustained.fade_10_s,
-        fade_25_s=sustained.fade_25_s,
-        fade_50_s=sustained.fade_50_s,
-        serious_frac=sustained.serious_frac,
+        burst_tps=first.burst_tps,
+        sustained_tps=first.sustained_tps,
+        retained_pct=first.retained_pct,
+        fade_10_s=first.fade_10_s,
+        fade_25_s=first.fade_25_s,
+        fade_50_s=first.fade_50_s,
+        serious_frac=first.serious_frac,
         cooldown_s=arm.cooldown_s,
         power_w_mean=energy.power_w_mean,
         energy_j=energy.energy_j,
@@ -150,19 +168,16 @@ def summarize_arm(
         energy_note=energy.energy_note,
         status=status,
         status_reason=reason,
-        rounds=_rounds(column, arm.rounds),
+        rounds=rounds,
     )
 
 
-def _sustained(column: dict[str, np.ndarray]) -> Sustained:
-    """The sustained figures over the arm's first round (its timed trials, in order)."""
-    first = first_round(column["round"])
-    if first.all():
-        one = column  # the common case, one launch: no copies
-    else:
-        one = {name: column[name][first] for name in ("t", "app_t", "decode_tps", "thermal")}
-    el = elapsed(one["app_t"], one["t"])
-    return sustained_figures(el, one["decode_tps"], one["thermal"])
+def _first_round(column: dict[str, np.ndarray], rounds: tuple[RoundSummary, ...]) -> RoundSummary:
+    """The arm's first round that has timed trials (the top-level sustained keys' round)."""
+    number = column["round"]  # 1 and up: a trial before any START is counted in round 1
+    if len(number) and len(rounds) > 1:
+        return rounds[int(number[0]) - 1]
+    return rounds[0] if rounds else _round(column)
 
 
 def arm_status(arm: ArmSeries) -> tuple[Status, str | None]:
@@ -448,20 +463,37 @@ def _finite(value: object) -> float:
 
 
 def _rounds(column: dict[str, np.ndarray], launches: int) -> tuple[RoundSummary, ...]:
-    """One entry per launch (START), in order: its trials and its means."""
+    """One entry per launch (START), in order: its trials, means and figures."""
     number = column["round"]
     count = max(launches, int(number.max()) if len(number) else 0)
-    if count <= 1:  # one launch: its figures are the arm's
-        decode, prefill = _present(column["decode_tps"]), _present(column["prompt_tps"])
-        return (RoundSummary(len(number), _mean(decode), _mean(prefill)),) if count else ()
-    return tuple(
-        RoundSummary(
-            trials=int((number == n).sum()),
-            decode_mean=_mean(_present(column["decode_tps"][number == n])),
-            prefill_mean=_mean(_present(column["prompt_tps"][number == n])),
-        )
-        for n in range(1, count + 1)
-    )
+    if count <= 1:  # one launch: its figures are the arm's (no copies)
+        return (_round(column),) if count else ()
+    return tuple(_round(_where(column, number == n)) for n in range(1, count + 1))
+
+
+def _round(one: dict[str, np.ndarray]) -> RoundSummary:
+    """The figures of one round's timed trials, in order."""
+    thermal_start, thermal_end, serious_at_s = _thermal(one)
+    el = elapsed(one["app_t"], one["t"])
+    return RoundSummary(
+        len(one["gen"]), _mean(_present(one["decode_tps"])),
+        _mean(_present(one["prompt_tps"])), thermal_start, thermal_end, serious_at_s,
+        **asdict(sustained_figures(el, one["decode_tps"], one["thermal"])),
+    )  # fmt: skip
+
+
+def _thermal(trials: dict[str, np.ndarray]) -> tuple[int | None, int | None, float | None]:
+    """Thermal start and end (the first and last trial's that has one) and "serious at" (the
+    own `t=` of the first at serious or above) of these trials, in order."""
+    thermal = _present(trials["thermal"])
+    serious = trials["app_t"][trials["thermal"] >= SERIOUS]
+    if not len(thermal):
+        return None, None, None
+    return int(thermal[0]), int(thermal[-1]), _value(serious[0]) if len(serious) else None
+
+
+def _where(column: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, np.ndarray]:
+    return {name: values[mask] for name, values in column.items()}
 
 
 def _present(values: np.ndarray) -> np.ndarray:

@@ -54,14 +54,6 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:,.1f}"
 
 
-def first_round(timed_round: np.ndarray) -> np.ndarray:
-    """A mask of the timed trials of the arm's first round that has any (rounds come in order,
-    so its trials are one run). `timed_round` is the round number of each timed trial."""
-    if not len(timed_round):
-        return np.zeros(0, dtype=bool)
-    return timed_round == timed_round[0]
-
-
 def elapsed(app_t: np.ndarray, session_t: np.ndarray) -> np.ndarray:
     """`el` of each trial of one round: its own `t=` (the session time where it has none)
     minus that of the round's first trial."""

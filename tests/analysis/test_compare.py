@@ -29,12 +29,14 @@ SESSIONS = [
 COMPUTE = {"ane_a": "ane", "gpu_b": "gpu", "cpu_c": "cpu"}
 
 
-def log_text(arms: dict[str, list[float]], *, compute: dict[str, str] = COMPUTE) -> str:
+def log_text(
+    arms: dict[str, list[float]], *, compute: dict[str, str] = COMPUTE, step: float = 10
+) -> str:
     lines = []
     for arm, decodes in arms.items():
         lines.append(f"START arm={arm} compute={compute[arm]} mode=sustain")
         lines += [
-            f"TRIAL arm={arm} trial={i} warmup=0 t={1 + 10 * i} decode_tps={d} gen=100 "
+            f"TRIAL arm={arm} trial={i} warmup=0 t={1 + step * i} decode_tps={d} gen=100 "
             f"prompt_tps=900 thermal={'fair' if i < 3 else 'serious'}"
             for i, d in enumerate(decodes)
         ]
@@ -169,9 +171,14 @@ def test_markdown_has_the_key_figures_with_deltas_and_rounds(tmp_path):
     text = cmp.markdown(cmp.compare(sources))
     lines = text.splitlines()
     assert lines[0] == ("| arm | source | decode mean | Δ decode | burst → sust | Δ sust | "
-                        "retained | J/token | Δ J/token |")  # fmt: skip
+                        "retained | thermal | serious share | J/token | Δ J/token |")  # fmt: skip
     assert "| ane_a | s1.log | 50.0 | — |" in text
     assert "| ane_a | ab.log | 60.0 / 70.0 | +30.0 % |" in text  # mean 65 against 50
+    # every figure of a round's course per round, each from its own trials
+    assert (
+        "| 60.0 → — / 70.0 → — | — | — / — | fair → serious / fair → serious | 40 % / 40 % |"
+        in text
+    )
     assert "| ane_a | s3.log | 45.0 | −10.0 % |" in text
     assert "| ane_a | median [95 % CI] | 52.5 [" in text  # four sessions: 50, 65, 55, 45
     assert "Δ: change against s1.log." in lines
@@ -215,3 +222,36 @@ def test_names_are_data_escaped_in_the_table_and_markdown():
     console.print(cmp.rich_table(comparison, 200))
     assert "x\\x1b[2Jy" in console.export_text()
     assert json.loads(cmp.to_json(comparison))["arms"][0]["arm"] == name  # JSON: as it is
+
+
+def test_the_thermal_state_stands_beside_every_figure(tmp_path):
+    """Each session's thermal start → end and serious share (fair for trials 0-2, then
+    serious: 40 %), and the median's share with its interval."""
+    rows = cmp.table_rows(cmp.compare(source_arms(tmp_path)))
+    names = cmp.table_columns(cmp.compare(source_arms(tmp_path)))
+    cells = [dict(zip(names, row, strict=True)) for row in rows]
+    session = next(c for c in cells if c["source"] == "s2.log")
+    assert (session["thermal"], session["serious share"]) == ("fair → serious", "40 %")
+    median = next(c for c in cells if c["source"] == "median [95 % CI]")
+    assert median["thermal"] == "" and median["serious share"] == "40 [40, 40] %"
+
+
+def test_intervals_carry_their_units(tmp_path):
+    """A trial a minute: four minutes, long enough for a sustained figure and retained %."""
+    comparison = cmp.compare(source_arms(tmp_path, step=60))
+    rows, names = cmp.table_rows(comparison), cmp.table_columns(comparison)
+    median = dict(zip(names, next(r for r in rows if r[1] == "median [95 % CI]"), strict=True))
+    assert median["decode mean"].startswith("50.0 [") and median["decode mean"].endswith("] tok/s")
+    assert median["retained"].endswith("] %") and median["serious share"].endswith("] %")
+
+
+def test_csv_and_json_carry_the_thermal_state(tmp_path):
+    comparison = cmp.compare(source_arms(tmp_path))
+    (row, *_) = csv.DictReader(io.StringIO(cmp.to_csv(comparison)))
+    assert (row["thermal_start"], row["thermal_end"], row["serious_frac"]) == (
+        "fair",
+        "serious",
+        "0.4",
+    )
+    session = json.loads(cmp.to_json(comparison))["arms"][0]["sessions"][0]
+    assert (session["thermal_start"], session["serious_frac"]) == ("fair", 0.4)

@@ -21,6 +21,11 @@ KEYS = {
     "status", "status_reason", "burst_tps", "sustained_tps", "retained_pct", "fade_10_s",
     "fade_25_s", "fade_50_s", "serious_frac", "cooldown_s", "summary_version",
 }  # fmt: skip
+ROUND_KEYS = {
+    "trials", "decode_mean", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
+    "burst_tps", "sustained_tps", "retained_pct", "fade_10_s", "fade_25_s", "fade_50_s",
+    "serious_frac",
+}  # fmt: skip
 
 
 def summaries_of(text: str, tmp_path):
@@ -89,12 +94,30 @@ def test_rounds_per_launch_and_lab_note_a_slash_b(tmp_path):
     assert "20.0 / 25.0" in md and "30.0 / 32.0" in md
 
 
+def test_a_row_of_several_rounds_shows_each_rounds_course(tmp_path):
+    """Round 1 cool and steady, round 2 hot and fading: each cell of a round's course is per
+    round, from that round's trials; the arm's keys keep their meaning (thermal over every
+    trial, the sustained figures over the first round)."""
+    cool = "".join(trial("A", i, 50.0, t=1 + 10 * i) for i in range(6))
+    hot = "".join(trial("A", i, 60.0 - 10 * i, thermal="serious", t=1 + 10 * i) for i in range(6))
+    (s,) = summaries_of("START arm=A\n" + cool + "START arm=A\n" + hot, tmp_path)
+    cell = dict(zip(render.table_columns([s]), render.table_rows([s])[0], strict=True))
+    assert cell["thermal"] == "fair → fair / serious → serious"
+    assert (cell["serious at"], cell["serious share"]) == ("— / 1 s", "0 % / 100 %")
+    assert cell["burst → sust"] == "50.0 → — / 35.0 → —"
+    assert cell["fade −10/25/50 %"] == "—; 10 / 20 / 40 s"
+    assert (s.thermal_start, s.thermal_end, s.serious_at_s) == (1, 2, 1.0)
+    assert (s.serious_frac, s.burst_tps) == (0.0, 50.0)
+    assert [r.serious_frac for r in s.rounds] == [0.0, 1.0]
+
+
 def test_json_has_exactly_the_spec_keys(tmp_path):
     (s,) = summaries_of(trial("a", 1, 70, thermal="serious"), tmp_path)
     (obj,) = json.loads(render.to_json([s]))
     assert set(obj) == KEYS
     assert obj["thermal_start"] == "serious" and obj["serious_at_s"] == 4.5
-    assert set(obj["rounds"][0]) == {"trials", "decode_mean", "prefill_mean"}
+    assert set(obj["rounds"][0]) == ROUND_KEYS
+    assert obj["rounds"][0]["thermal_start"] == "serious"  # names, as the arm's
 
 
 def test_csv_has_one_row_per_arm(tmp_path):

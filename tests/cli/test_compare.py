@@ -115,3 +115,12 @@ def test_bad_by_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", str(V1), str(V2), "--by", "model"])
     assert exit_info.value.code == 2
+
+
+def test_the_median_row_carries_units_and_the_thermal_state(capsys):
+    """The battery recording has J/token: its interval says J/token, as decode's says tok/s."""
+    battery = str(RECORDINGS / "sim-battery-1b.jsonl")
+    assert main(["compare", "--format", "md", battery, battery, battery]) == 0
+    md = capsys.readouterr().out
+    assert "| thermal | serious share |" in md.splitlines()[0]
+    assert "| 0.0643 [0.0643, 0.0643] J/token |" in md and "] tok/s |" in md
