@@ -37,7 +37,7 @@ class Event:
     arm: str | None = None
     """The arm it belongs to, if any."""
     source: str = ""
-    """Where it came from: a file name, a device, "controller", "operator"."""
+    """Where it came from: a file name, a device, "controller", "operator", "simulated operator"."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,4 +1,5 @@
-"""`anemon demo`: the bundled demo plan (two arms, sustained, protocol v2) on the simulator."""
+"""`anemon demo`: the bundled demo plan (two arms, sustained, protocol v2, on battery: the
+battery protocol, answered by the simulated operator) on the simulator."""
 
 from __future__ import annotations
 

@@ -68,6 +68,10 @@ NO_KEYS = (
     "the {name} wait ends only with k ({kind} cannot tell whether the phone is plugged in), "
     "and headless nothing reads keys"
 )
+SIMULATED_OPERATOR = "simulated operator"
+"""The source of the marker in which a backend that plays the operator (`Operator`) says what
+it does: the dashboard toasts it, so a first-time user sees nobody is asked to do anything."""
+
 FORCED = "forced (--force)"
 UNANSWERED = "unanswered (no k headless)"
 

@@ -23,6 +23,7 @@ from anemon.control.battery import (
     FORCED,
     NO_KEYS,
     REPLUG_MARGIN_S,
+    SIMULATED_OPERATOR,
     UNANSWERED,
     Answer,
     BatteryHost,
@@ -411,7 +412,7 @@ class Controller:
         if wait.cable is not None and isinstance(self.device, Operator):
             said = await self.device.operate(wait.cable)
             if said:
-                self.note(said)
+                self.marker_now(said, source=SIMULATED_OPERATOR)
 
     def _without_keys(self, wait: Wait) -> Answer | None:
         """A wait only k can end, where nothing reads k: not waited for. `--force` goes on at

@@ -9,13 +9,16 @@ from rich.text import Text
 from textual.notifications import SeverityLevel
 from textual.widgets import Static
 
-from anemon.events import AlertEvent, Event, PreflightEvent
+from anemon.control.battery import SIMULATED_OPERATOR
+from anemon.events import AlertEvent, Event, MarkerEvent, PreflightEvent
 from anemon.feeds import ReplayControls
 from anemon.store import Session
 from anemon.text import printable
 from anemon.ui.series import bar, clock, speed_text
 
 ALERT_MARK = "⚠"
+OPERATED = "{note}: the simulator answers the battery protocol's prompts, nothing to do"
+"""The toast of a simulated operator's marker ("simulated operator: unplugs the phone in 5 s")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +31,9 @@ class Toast:
 
 
 class AlertMarks:
-    """Alerts (and a pre-flight that did not simply pass) as the feed emits them: lasting
-    marks for the timeline, and the toasts not shown yet (`take`). Subscribed to the feed."""
+    """Alerts (and a pre-flight that did not simply pass, and what the simulated operator does)
+    as the feed emits them: lasting marks for the timeline (alerts), and the toasts not shown
+    yet (`take`). Subscribed to the feed."""
 
     def __init__(self) -> None:
         self.times: list[float] = []
@@ -44,6 +48,9 @@ class AlertMarks:
                                       "warning", bell=True))  # fmt: skip
         elif isinstance(event, PreflightEvent) and event.status != "pass":
             self._toasts.append(preflight_toast(event))
+        elif isinstance(event, MarkerEvent) and event.source == SIMULATED_OPERATOR:
+            # at the demo's speed its prompt is answered before anyone can read it
+            self._toasts.append(Toast(OPERATED.format(note=printable(event.note)), "information"))
 
     def take(self) -> list[Toast]:
         toasts, self._toasts = self._toasts, []

@@ -34,8 +34,8 @@ def test_a_demo_recording_is_listed(capsys, tmp_path, demo):
     assert row["status"] == "done" and row["summary"] is True and row["version"] == 2
     assert row["arms"] == ["minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8"]
     assert row["trials"] > 0 and row["os_build"]
-    assert row["j_per_token"] == dict.fromkeys(row["arms"])  # the simulated phone charges
-    assert row["energy_note"] == dict.fromkeys(row["arms"], "charging")
+    assert all(row["j_per_token"][arm] > 0 for arm in row["arms"])  # on battery
+    assert row["energy_note"] == dict.fromkeys(row["arms"])
 
 
 def test_the_table_lists_each_session_with_its_figures(capsys, tmp_path, demo):
@@ -44,8 +44,9 @@ def test_the_table_lists_each_session_with_its_figures(capsys, tmp_path, demo):
     code, out, err = run(capsys, "sessions", str(tmp_path))
     assert code == 0 and err == ""
     for text in ("demo-sustain-1b", "minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8", "done",
-                 "charging", "Simulated iPhone", "lab", "no summary"):  # fmt: skip
+                 "0.064", "0.112", "Simulated iPhone", "lab", "no summary"):  # fmt: skip
         assert text in out
+    assert "charging" not in out
     assert "killed.jsonl: the session did not close: no summary: run `anemon summary " in out
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from anemon.events import AlertEvent, PhaseEvent, StartEvent, TextEvent, TrialEvent
+from anemon.control.battery import SIMULATED_OPERATOR
+from anemon.events import AlertEvent, MarkerEvent, PhaseEvent, StartEvent, TextEvent, TrialEvent
 from anemon.feeds.runs import Runs
 from anemon.recording.writer import Recorder, make_header
 from anemon.ui import scheduler
@@ -496,6 +497,23 @@ async def test_an_alert_is_a_toast_a_bell_a_timeline_mark_and_a_log_line(make_ap
         app.redraw(force=True)
         await pilot.pause()
         assert len(rings) == 1  # once: a toast is taken when shown
+
+
+async def test_what_the_simulated_operator_does_is_a_toast(make_app: MakeApp) -> None:
+    """At the demo's speed its battery prompts are answered before anyone reads them: the
+    toast says the simulator answers them, nothing to do."""
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        note = "simulated operator: unplugs the phone in 5 s"
+        feed.pipeline.emit(MarkerEvent(t=0, wall=0, source=SIMULATED_OPERATOR, note=note))
+        feed.pipeline.emit(MarkerEvent(t=1, wall=1, source="operator", note="a typed note"))
+        app.redraw(force=True)
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert said == [
+            f"{note}: the simulator answers the battery protocol's prompts, nothing to do"
+        ]
 
 
 async def test_the_redraw_timer_slows_when_idle_and_speeds_up_on_a_change(
