@@ -232,6 +232,25 @@ class TelemetryEvent(Event):
     """Device power from the battery's current x voltage, positive = drawing (v2)."""
     charging: bool | None = None
     plugged: bool | None = None
+    # v3, the phone's own system load (PowerTelemetryData, issue: energy with the cable in)
+    load_w: float | None = None
+    """What the whole phone draws, whatever feeds it (PowerTelemetryData SystemLoad)."""
+    power_in_w: float | None = None
+    """What the adapter delivers (SystemPowerIn)."""
+    battery_power_w: float | None = None
+    """Into (+) or out of (-) the battery (BatteryPower)."""
+    load_changed_t: float | None = None
+    """Session seconds of the reading at which the phone last changed these three values: the
+    phone refreshes them every 10-60 s, so a reading may hold an older value."""
+    # v3, the bench app's process (DVT sysmontap and graphics)
+    pid: int | None = None
+    """The bench app's process the readings below are of."""
+    cpu_pct: float | None = None
+    """The app's CPU, % of one core as top shows it (may pass 100)."""
+    mem_gb: float | None = None
+    """The app's physical footprint, GB = 10^9 bytes (what jetsam counts)."""
+    gpu_pct: float | None = None
+    """The GPU's Device Utilization %, the whole phone's (graphics sampling)."""
 
     kind: ClassVar[str] = "telemetry"
 
@@ -315,6 +334,25 @@ class AlertEvent(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CrashEvent(Event):
+    """v3: a crash or jetsam report naming the bench app appeared on the phone during the run
+    (crash reports, DVT issue): its round ends as failed with `reason`."""
+
+    kind: ClassVar[str] = "crash"
+    report: str
+    """"crash" (the app's own crash report) or "jetsam" (a JetsamEvent naming it)."""
+    reason: str = ""
+    """In words, as a round's failure reason: "jetsam: per-process-limit at 2.2 GB",
+    "exited on signal 9"."""
+    footprint_gb: float | None = None
+    """The app's footprint when it was killed (jetsam: rpages x pageSize), GB = 10^9 bytes."""
+    file: str = ""
+    """The report's file name on the phone (copied next to the recording)."""
+    process: str = ""
+    """The process the report names."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEvent(Event):
     """A recorded kind this version does not know: kept and written back as it was."""
 
@@ -342,6 +380,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         SummaryEvent,
         PreflightEvent,
         AlertEvent,
+        CrashEvent,
     )
 }
 """Known kinds by their recorded name."""

@@ -15,6 +15,7 @@ from anemon.analysis.render import fmt
 from anemon.events import (
     AlertEvent,
     CooldownEvent,
+    CrashEvent,
     EndEvent,
     ErrorEvent,
     Event,
@@ -100,5 +101,6 @@ _WORDS: dict[type, tuple[str, Callable[[Any], str]]] = {
     CooldownEvent: ("cyan", _cooldown),
     AlertEvent: ("bold yellow", lambda e: f"ALERT {e.alert}: {e.note}"),
     PreflightEvent: ("bold", _preflight),
+    CrashEvent: ("bold red", lambda e: _said(f"{e.report.upper()} report {e.file}", e.reason)),
 }
 """Each kind's style and words."""

@@ -27,9 +27,11 @@ from anemon.store import ArmSeries, Session
 from anemon.text import printable
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
-_INT_COLUMNS = ("trial", "round", "gen")
+_INT_COLUMNS = ("trial", "round", "gen", "pid")
 _BOOL_COLUMNS = ("warmup", "charging", "plugged")
-_FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w")
+_FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w", "load_w",
+                  "power_in_w", "battery_power_w", "load_changed_t", "cpu_pct", "mem_gb",
+                  "gpu_pct")  # fmt: skip
 _MAX_EXACT = 2**53
 """The largest whole number a float64 column holds exactly: counts beyond it are not counts
 (the parser's ranges keep them far below), and they could overflow an int64 cast."""
@@ -195,7 +197,9 @@ TRIAL_SQL = (("arm", "TEXT"), ("t", "REAL"), ("app_t", "REAL"), ("trial", "INTEG
 TELEMETRY_SQL = (("arm", "TEXT"), ("t", "REAL"), ("battery", "REAL"),
                  ("battery_state", "TEXT"), ("temperature_c", "REAL"), ("free_gb", "REAL"),
                  ("total_gb", "REAL"), ("power_w", "REAL"), ("charging", "INTEGER"),
-                 ("plugged", "INTEGER"))  # fmt: skip
+                 ("plugged", "INTEGER"), ("load_w", "REAL"), ("power_in_w", "REAL"),
+                 ("battery_power_w", "REAL"), ("load_changed_t", "REAL"), ("pid", "INTEGER"),
+                 ("cpu_pct", "REAL"), ("mem_gb", "REAL"), ("gpu_pct", "REAL"))  # fmt: skip
 ROUND_SQL = (("arm", "TEXT"), ("round", "INTEGER"), ("trials", "INTEGER"),
              ("decode_mean", "REAL"), ("prefill_mean", "REAL"))  # fmt: skip
 _TEXT_FIELDS = frozenset({"thermal_start", "thermal_end"})

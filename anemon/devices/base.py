@@ -70,6 +70,12 @@ class Telemetry:
     total_gb: float | None = None
     power_w: float | None = None
     """Device power (battery current x voltage), positive = drawing; None: not read."""
+    load_w: float | None = None
+    """The phone's own system load (PowerTelemetryData SystemLoad), plugged in or not."""
+    power_in_w: float | None = None
+    battery_power_w: float | None = None
+    load_changed_wall: float | None = None
+    """Epoch seconds of the reading at which the phone last changed the three above."""
 
     @property
     def battery_state(self) -> str | None:
@@ -88,7 +94,10 @@ class Telemetry:
             t=t, wall=wall, arm=arm, source=source, battery=self.battery,
             battery_state=self.battery_state, temperature_c=self.temperature_c,
             free_gb=self.free_gb, total_gb=self.total_gb, power_w=self.power_w,
-            charging=self.charging, plugged=self.plugged,
+            charging=self.charging, plugged=self.plugged, load_w=self.load_w,
+            power_in_w=self.power_in_w, battery_power_w=self.battery_power_w,
+            load_changed_t=None if self.load_changed_wall is None
+            else t - max(0.0, wall - self.load_changed_wall),
         )  # fmt: skip
 
 

@@ -78,6 +78,16 @@ RANGES = MappingProxyType(
         "temperature_c": Range(-100, 200, "°C"),
         # |current| x voltage, drawing or charging alike (devices/pmd3/power.py, the simulator)
         "power_w": Range(0, 1000, "W"),
+        # the phone's system load (PowerTelemetryData): over 30 W is not a phone
+        "load_w": Range(0, 30, "W"),
+        "power_in_w": Range(0, 200, "W"),
+        "battery_power_w": Range(-200, 200, "W"),
+        "load_changed_t": Range(0, 1e11, "s"),
+        # the bench app's process (DVT): % of one core on a phone of at most 16 cores
+        "pid": Range(0, 2**31 - 1),
+        "cpu_pct": Range(0, 1600, "%"),
+        "mem_gb": Range(0, 64, "GB"),
+        "gpu_pct": Range(0, 100, "%"),
         # an event's clocks: session seconds, epoch seconds (a line's timestamp too), 1970-5138
         "t": Range(0, 1e11, "s"),
         "wall": Range(0, 1e11, "s"),

@@ -14,6 +14,7 @@ from anemon.events import (
     AlertEvent,
     Check,
     CooldownEvent,
+    CrashEvent,
     EndEvent,
     ErrorEvent,
     Event,
@@ -59,6 +60,9 @@ SAID = [
      "pre-flight warn: thermal"),
     (PreflightEvent(**AT, status="fail", forced=True, checks=(Check("disk", "fail", "1 GB"),)),
      "pre-flight fail: disk (going on: --force)"),
+    (CrashEvent(**AT, report="jetsam", reason="jetsam: per-process-limit at 2.2 GB",
+                file="JetsamEvent-2026-12-02-010203.ips"),
+     "JETSAM report JetsamEvent-2026-12-02-010203.ips: jetsam: per-process-limit at 2.2 GB"),
 ]  # fmt: skip
 NOT_SAID = {"idle", "telemetry", "summary"}
 """Kinds nobody reads line by line (the charts and the summary show them)."""
