@@ -76,6 +76,9 @@ class Telemetry:
     battery_power_w: float | None = None
     load_changed_wall: float | None = None
     """Epoch seconds of the reading at which the phone last changed the three above."""
+    load_refresh_s: float | None = None
+    """How often the phone refreshed them, as the reads so far saw it (None: not yet seen);
+    not recorded (the summary reads the interval from `load_changed_t`)."""
 
     @property
     def battery_state(self) -> str | None:
