@@ -81,6 +81,15 @@ class Telemetry:
     not recorded (the summary reads the interval from `load_changed_t`)."""
 
     @property
+    def system_load(self) -> str:
+        """Whether the phone publishes its system load, in words (`devices`, pre-flight)."""
+        if self.load_w is None:
+            return "not published: energy needs the battery protocol"
+        refresh = self.load_refresh_s
+        every = f"refreshed every ~{refresh:.0f} s" if refresh else "refresh not measured yet"
+        return f"yes, {every} ({self.load_w:.2f} W now)"
+
+    @property
     def battery_state(self) -> str | None:
         """The protocol's battery_state, as the app would say it."""
         if self.plugged is False:
