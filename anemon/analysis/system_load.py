@@ -60,7 +60,7 @@ class LoadSteps:
     def note(self) -> str:
         """The `energy_note` of figures from the load."""
         refresh = self.refresh_s
-        every = "refresh not seen" if refresh is None else f"refreshed every {refresh:.0f} s"
+        every = "refresh not seen" if refresh is None else f"refreshed every {_seconds(refresh)} s"
         return f"from the phone's system load (plugged in; {every})"
 
     def through(self, lo: float, hi: float) -> bool:
@@ -92,3 +92,8 @@ class LoadSteps:
         if at < 0 and len(self.t) and self.t[0] <= lo + self.hold_s:
             return 0
         return at
+
+
+def _seconds(value: float) -> str:
+    """20 (whole seconds, as a phone refreshes), 0.2 under 10 s (a simulated phone, sped up)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
