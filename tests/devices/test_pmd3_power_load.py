@@ -128,7 +128,20 @@ async def test_the_client_reads_the_load_and_when_it_last_changed(
     assert refreshed.load_changed_wall > first.load_changed_wall
     assert telemetry is not None and telemetry.load_w == 4.0
     assert telemetry.load_changed_wall == refreshed.load_changed_wall
-    assert device.power_reader.load_dropped == 0
+    assert device.power_warnings == 0
+
+
+async def test_an_absurd_load_is_dropped_and_counted_as_a_power_warning(
+    loaded: VirtualIPhone, stand_in: StandInPhone, tmp_path: Path
+) -> None:
+    device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
+    stand_in.readings.power_w = 45.0  # no phone draws this: the reading says so
+    async with asyncio.timeout(TIMEOUT_S):
+        reading = await device.power()
+        await device.close()
+    assert reading is not None and reading.load_w is None and reading.power_in_w is not None
+    assert device.power_warnings == 1
+    assert device.power_reader.last_warning == "SystemLoad 45000 mW is outside 0 to 30 W"
 
 
 async def test_a_phone_that_does_not_publish_it_reads_as_before(

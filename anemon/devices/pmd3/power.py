@@ -20,8 +20,9 @@ entry into a `Telemetry` (docs/domain.md "Energy"):
   battery current it is what the phone draws whatever feeds it, so it gives energy with the
   cable in; but the phone refreshes it only every 10-60 s, so `PowerReader` records when a
   value last changed (`LoadChanges`): a held value is known for what it is. Strings, bools and
-  values out of range (a load over 30 W is not a phone's) are dropped and counted. Whether an
-  iPhone publishes it is not verified (docs/devices.md, "The phone's system load").
+  values out of range (a load over 30 W is not a phone's) are dropped and counted in
+  `PowerReader.warnings`, as an absurd power reading is. Whether an iPhone publishes it is
+  not verified (docs/devices.md, "Power, Wi-Fi and what the host cannot read").
 """
 
 from __future__ import annotations
@@ -195,10 +196,9 @@ class PowerReader:
     def __init__(self, connection: Pmd3Connection) -> None:
         self.connection = connection
         self.warnings = 0
-        """Absurd readings dropped so far."""
+        """Absurd readings dropped so far: power, or a system-load value (a string, a load
+        over 30 W, ...)."""
         self.last_warning = ""
-        self.load_dropped = 0
-        """System-load values dropped so far (a string, a load over 30 W, ...)."""
         self.load_changes = LoadChanges()
         self.opened = 0
         """How many times the diagnostics service was (re)opened."""
@@ -211,16 +211,16 @@ class PowerReader:
     async def read(self) -> PowerReading:
         """One reading; an absurd one is counted. Raises DeviceError when the phone is away."""
         reading = self.observe(power_from(await self.registry()))
-        if reading.warning:
+        dropped = reading.load.dropped if reading.load is not None else ()
+        if reading.warning or dropped:
             self.warnings += 1
-            self.last_warning = reading.warning
+            self.last_warning = reading.warning or dropped[0]
         return reading
 
     def observe(self, reading: PowerReading) -> PowerReading:
-        """`reading` with the time its system load last changed (and the drops counted)."""
+        """`reading` with the time its system load last changed."""
         if reading.load is None:
             return reading
-        self.load_dropped += len(reading.load.dropped)
         changed = self.load_changes.seen(reading.load, time.time())
         telemetry = dataclasses.replace(reading.telemetry, load_changed_wall=changed,
                                         load_refresh_s=self.load_changes.refresh_s)  # fmt: skip

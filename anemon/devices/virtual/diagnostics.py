@@ -5,7 +5,8 @@ With `system_load_s` the entry also carries the battery controller's `PowerTelem
 (SystemLoad, SystemPowerIn, BatteryPower, mW), as public monitors read it on Macs: the
 simulator's power sampled once every `system_load_s` of the phone's time and held in
 between, so a client sees the long-held values a real controller publishes. Whether a real
-iPhone publishes it is not known (docs/devices.md, "The phone's system load").
+iPhone publishes it is not known (docs/devices.md, "Power, Wi-Fi and what the host cannot
+read").
 """
 
 from __future__ import annotations
