@@ -66,24 +66,30 @@ class LoadSteps:
     def through(self, lo: float, hi: float) -> bool:
         """Readings with a load from the span's start to its end, none more than `hold_s`
         apart, and a value known at its start."""
-        inside = self.seen_t[(self.seen_t >= lo - self.hold_s) & (self.seen_t <= hi + self.hold_s)]
+        # searched, not masked: a log of thousands of arms has a span each
+        first = np.searchsorted(self.seen_t, lo - self.hold_s, side="left")
+        last = np.searchsorted(self.seen_t, hi + self.hold_s, side="right")
+        inside = self.seen_t[first:last]
         if not len(inside) or inside[0] > lo + self.hold_s or inside[-1] < hi - self.hold_s:
             return False
         return bool(np.diff(inside).max(initial=0.0) <= self.hold_s) and self._start(lo) >= 0
 
     def stale(self, lo: float, hi: float) -> bool:
         """A value in the span had not changed for STALE_S or more when it was read."""
-        start = self._start(lo)
-        edges = np.concatenate((self.t[start:][self.t[start:] < hi], [hi]))
+        start, end = self._start(lo), self._end(hi)
+        edges = np.concatenate((self.t[start:end], [hi]))
         return bool(np.diff(edges).max(initial=0.0) >= STALE_S)
 
     def joules(self, lo: float, hi: float) -> float:
         """The steps' integral over the span (`through` it)."""
         start = self._start(lo)
-        within = self.t[start:] < hi
-        within[0] = True  # the value at `lo`, even where it changed within `hold_s` after
-        edges = np.concatenate(([lo], self.t[start:][within][1:], [hi]))
-        return float((self.w[start:][within] * np.diff(edges)).sum())
+        end = max(self._end(hi), start + 1)  # the value at `lo`, even one changed just after
+        edges = np.concatenate(([lo], self.t[start + 1 : end], [hi]))
+        return float((self.w[start:end] * np.diff(edges)).sum())
+
+    def _end(self, hi: float) -> int:
+        """Past the last change before `hi`."""
+        return int(np.searchsorted(self.t, hi, side="left"))
 
     def _start(self, lo: float) -> int:
         """The change whose value holds at `lo`: the last at or before it, else the first
