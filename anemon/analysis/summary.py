@@ -20,10 +20,6 @@ from anemon.store.session import BATTERY_CODES
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
-EnergyNote = Literal["charging", "no power samples", "span too short"]
-"""Why the energy figures are withheld (line-protocol.md); a figure from the phone's system
-load has a note too, saying so (`LoadSteps.note`), and a stale load withholds them
-(`STALE_NOTE`)."""
 EnergySource = Literal["battery", "system load"]
 """Where an arm's energy figures came from: the battery's current x voltage (unplugged), or
 the phone's own system load (plugged in); never both in one figure."""
@@ -94,6 +90,9 @@ class ArmSummary:
     j_per_token: float | None
     tokens_per_battery_pct: float | None
     energy_note: str | None
+    """Why the energy figures are withheld ("charging", "no power samples", "span too short",
+    or a stale system load: `STALE_NOTE`), or that they came from the phone's system load
+    (`LoadSteps.note`); None for figures from the battery (line-protocol.md)."""
     status: Status
     status_reason: str | None
     rounds: tuple[RoundSummary, ...]
@@ -423,10 +422,8 @@ def _from_load(spans: Spans, load: LoadSteps, tokens: int) -> Energy | None:
     """The figures from the phone's system load, when it was read through every span (None:
     it was not); a value held an hour or more gives none, and says so. No battery-% figure:
     the battery was charging."""
-    bounds = [(lo, hi) for lo, hi in spans.bounds if hi > lo]
-    if not bounds or len(bounds) < len(spans.bounds):
-        return None
-    if not all(load.through(lo, hi) for lo, hi in bounds):
+    bounds = spans.bounds
+    if not bounds or not all(hi > lo and load.through(lo, hi) for lo, hi in bounds):
         return None
     if any(load.stale(lo, hi) for lo, hi in bounds):
         return Energy(energy_note=STALE_NOTE)
