@@ -16,52 +16,23 @@ from anemon.cli import main
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.ticker import advance
 from anemon.simulator import SimConfig, SimulatedIPhone
-from tests.devices.helpers import BUNDLE, TIMEOUT_S, PhoneThread, SimProcessControl
+from tests.devices.helpers import BUNDLE, PhoneThread, SimProcessControl
+from tests.devices.test_virtual_several import OLD_IOS, plan_text
+from tests.devices.test_virtual_several import UDID_A as UDID
 
-UDID = "00008120-000A11CE5EED0001"
-ARM = "minicpm5_1b_ane_pal8"
 SIM_SPEED = 100.0
 """Simulated seconds per real second: the 300 s arm is a few seconds of real time."""
 REFRESH_S = 20.0
 """How often the virtual phone refreshes its system load (simulated seconds)."""
-OLD_IOS = "16.7.10"
-"""Before iOS 17 DVT runs over lockdown: no RSD tunnel to stand in for."""
-PLAN = f"""\
-tag = "cable"
-
-[device]
-kind = "pymobiledevice3"
-id = "{UDID}"
-poll_s = 0.05
-power_s = 0.05
-
-[app]
-bundle = "{BUNDLE}"
-
-[protocol]
-seconds = 300
-
-[cooldown]
-min_s = 0
-until = "none"
-cap_s = 0
-
-[guards]
-first_trial_timeout_s = {TIMEOUT_S}
-stall_timeout_s = {TIMEOUT_S}
-
-[[arms]]
-name = "{ARM}"
-"""
 
 
 def run_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, plugged: bool, system_load_s: float | None
 ) -> ArmSummary:
-    """`anemon run` of PLAN on a virtual iPhone; the arm's summary of the recording."""
+    """`anemon run` of a 300 s plan on a virtual iPhone; the summary of its one arm."""
     name = f"{'plugged' if plugged else 'battery'}-{system_load_s}"
     record, plan = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.toml"
-    plan.write_text(PLAN)
+    plan.write_text(plan_text("cable", UDID, seconds=300, power_s=0.05))
     monkeypatch.setattr("pymobiledevice3.common._HOMEFOLDER", tmp_path / "pmd3-home")
     sim = SimulatedIPhone(SimConfig(seed=7, plugged=plugged, battery_percent=80.0))
     phone = VirtualIPhone(sim, bundles=[BUNDLE], udid=UDID, product_version=OLD_IOS,
