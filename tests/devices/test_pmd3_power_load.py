@@ -14,6 +14,7 @@ import pytest
 from anemon.devices.pmd3 import Pmd3Device, power_from
 from anemon.devices.pmd3.power import LoadChanges, SystemLoad, system_load_from
 from anemon.devices.virtual import VirtualIPhone
+from anemon.devices.virtual.__main__ import parse_args
 from anemon.devices.virtual.diagnostics import SystemLoadData, power_telemetry
 from tests.devices.helpers import BUNDLE, TIMEOUT_S, StandInPhone
 
@@ -92,6 +93,16 @@ def test_the_virtual_phone_publishes_its_power_held_for_a_refresh() -> None:
     assert power_telemetry(sim.readings) == {
         "SystemLoad": 4500, "SystemPowerIn": 0, "BatteryPower": -4100,
     }  # fmt: skip
+
+
+def test_the_command_line_takes_a_refresh_in_seconds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["--system-load", "20"]).system_load == 20.0
+    assert parse_args([]).system_load == 0  # not published
+    for bad in ("-1", "inf", "nan"):
+        with pytest.raises(SystemExit) as refused:
+            parse_args(["--system-load", bad])
+        assert refused.value.code == 2
+    assert "--system-load nan: give seconds, 0 for none" in capsys.readouterr().err
 
 
 # -- the real client against the virtual iPhone ---------------------------------------------
