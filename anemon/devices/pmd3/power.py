@@ -174,13 +174,13 @@ class LoadChanges:
         self.changed_wall: float | None = None
         """Epoch seconds of the reading that last saw a change (the first reading's, at first)."""
 
-    def seen(self, load: SystemLoad, wall: float) -> float:
+    def seen(self, load: SystemLoad, wall: float) -> float | None:
         """Record one reading's values at `wall`; the time they last changed."""
         if load.values != self._last:
             self._last = load.values
             self.changed_wall = wall
             self._changes = [*self._changes[-self.KEPT :], wall]
-        return wall if self.changed_wall is None else self.changed_wall
+        return self.changed_wall
 
     @property
     def refresh_s(self) -> float | None:
