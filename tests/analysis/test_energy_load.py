@@ -4,6 +4,7 @@ numbers; without it they are withheld as before, and never mixed with the batter
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -130,7 +131,11 @@ def test_table_json_and_compare_say_the_source(tmp_path):
     (load_arm,) = summarize(Session.from_events(sorted(plugged, key=lambda e: e.t)))
     (battery_arm,) = summarize(Session.from_events(sorted(unplugged, key=lambda e: e.t)))
     assert render.j_per_token(load_arm) == "0.3000 (load)"
-    assert render.footnotes([load_arm]) == [f"a: energy {NOTE}"]
+    assert render.footnotes([load_arm]) == [f"J/token (load): {NOTE}: a"]
+    many = [dataclasses.replace(load_arm, arm=f"arm{i}") for i in range(5)]
+    assert render.footnotes([*many, battery_arm]) == [
+        f"J/token (load): {NOTE}: arm0, arm1, arm2 and 2 more"
+    ]
     assert json.loads(render.to_json([load_arm]))[0]["energy_source"] == "system load"
     sources = [compare.SourceArms("one", (battery_arm,), {}),
                compare.SourceArms("two", (load_arm,), {})]  # fmt: skip
