@@ -34,6 +34,9 @@ class LoadSteps:
     hold_s: float
     """How far from a span's end its nearest reading may be, and the longest gap between
     readings inside a span: 2 x their median gap (0 with fewer than two)."""
+    refresh_s: float | None
+    """The median time between changes, after the first (the first reading's time, not a
+    change the host saw); None before two changes."""
 
     @classmethod
     def of(cls, t: np.ndarray, load_w: np.ndarray, changed_t: np.ndarray) -> LoadSteps:
@@ -46,15 +49,9 @@ class LoadSteps:
         changed, values = changed[order], load_w[has][order]
         last = np.ones(len(changed), dtype=bool)  # a change's last reading: its value
         last[:-1] = changed[1:] != changed[:-1]
-        gaps = np.diff(seen)
-        return cls(changed[last], values[last], seen, 2 * median(gaps) if len(gaps) else 0.0)
-
-    @property
-    def refresh_s(self) -> float | None:
-        """The median time between changes, after the first (the first reading's time, not a
-        change the host saw); None before two changes."""
-        gaps = np.diff(self.t[1:])
-        return median(gaps) if len(gaps) else None
+        gaps, refreshes = np.diff(seen), np.diff(changed[last][1:])
+        return cls(changed[last], values[last], seen, 2 * median(gaps) if len(gaps) else 0.0,
+                   median(refreshes) if len(refreshes) else None)  # fmt: skip
 
     @property
     def note(self) -> str:
