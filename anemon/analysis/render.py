@@ -77,8 +77,15 @@ def per_round(summary: ArmSummary, cell: Callable[[Figures], str], between: str 
 
 
 def thermal_cell(s: Figures) -> str:
-    """Thermal start → end: "fair → serious"."""
-    return f"{thermal_name(s.thermal_start) or '—'} → {thermal_name(s.thermal_end) or '—'}"
+    """Thermal start → end: "fair → serious"; an arm's peak between them when it passed both
+    ("nominal → critical → serious")."""
+    ends = (thermal_name(s.thermal_start) or "—", thermal_name(s.thermal_end) or "—")
+    peak = s.thermal_peak if isinstance(s, ArmSummary) else None
+    if peak is not None and all(
+        end is None or peak > end for end in (s.thermal_start, s.thermal_end)
+    ):
+        return f"{ends[0]} → {thermal_name(peak)} → {ends[1]}"
+    return f"{ends[0]} → {ends[1]}"
 
 
 def serious_share(s: Figures) -> str:
@@ -92,8 +99,8 @@ SHORT_NOTES = {"no power samples": "no power", "span too short": "too short"}
 
 def j_per_token(s: ArmSummary, short: bool = False) -> str:
     """The figure, or why it is withheld ("charging", "no power samples", "span too short")."""
-    if s.j_per_token is not None:
-        return f"{s.j_per_token:,.4f}"
+    if s.j_per_token is not None:  # marked † when given by another tool (see `footnotes`)
+        return f"{s.j_per_token:,.4f}" + (" †" if s.energy_note is not None else "")
     if s.energy_note is None:
         return "—"
     return SHORT_NOTES.get(s.energy_note, s.energy_note) if short else s.energy_note
@@ -176,7 +183,11 @@ def table_rows(summaries: Sequence[ArmSummary]) -> list[tuple[str, ...]]:
 def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
     """What a reader of the table needs to know: why an arm is not done, why a figure is
     withheld."""
-    notes = status_notes(summaries)
+    notes = status_notes(summaries) + [
+        printable(f"† {s.arm}: J/token {s.energy_note}, not anemon's host power")
+        for s in summaries
+        if s.j_per_token is not None and s.energy_note is not None
+    ]
     if device is None:  # a raw log: no backend to ask (nor its package to import)
         return notes
     from anemon.devices import reads_power

@@ -12,6 +12,7 @@ from typing import Literal, SupportsFloat
 
 import numpy as np
 
+from anemon.analysis.reported import Reported
 from anemon.analysis.sustained import elapsed, median, sustained_figures
 from anemon.events import SUMMARY_VERSION, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
@@ -20,7 +21,8 @@ from anemon.store.session import BATTERY_CODES
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
 EnergyNote = Literal["charging", "no power samples", "span too short"]
-"""Why the energy figures are withheld (line-protocol.md)."""
+"""Why the energy figures are withheld (line-protocol.md); a foreign tool's given energy says
+where it came from instead (`Reported.energy_note`: "from the 1 % battery gauge (±20 %)")."""
 PLUGGED_STATES = frozenset({"charging", "full"})
 """battery_state values that mean the phone was on the charger ("full" is plugged in)."""
 _PLUGGED_CODES = [BATTERY_CODES[state] for state in PLUGGED_STATES]
@@ -87,10 +89,12 @@ class ArmSummary:
     energy_j: float | None
     j_per_token: float | None
     tokens_per_battery_pct: float | None
-    energy_note: EnergyNote | None
+    energy_note: EnergyNote | str | None
     status: Status
     status_reason: str | None
     rounds: tuple[RoundSummary, ...]
+    thermal_peak: int | None = None
+    """The highest thermal state of its timed trials, or the one its tool reported."""
 
     def to_json(self) -> dict[str, object]:
         """The spec's object: thermal as names, missing values as null. Field by field, not
@@ -98,6 +102,7 @@ class ArmSummary:
         data = {name: getattr(self, name) for name in _ARM_FIELDS}
         data["thermal_start"] = thermal_name(self.thermal_start)
         data["thermal_end"] = thermal_name(self.thermal_end)
+        data["thermal_peak"] = thermal_name(self.thermal_peak)
         data["rounds"] = [r.to_json() for r in self.rounds]
         data["summary_version"] = SUMMARY_VERSION
         return data
@@ -128,15 +133,27 @@ def summarize_arm(
     }
     decode = _present(column["decode_tps"])
     battery = _present(column["battery"])
+    reported = Reported.of(arm.reports)  # a foreign tool's given figures, over computed ones
     tokens = int(np.nansum(column["gen"]))
+    if reported is not None and reported.tokens is not None:
+        tokens = reported.tokens
     battery_start = _value(battery[0]) if len(battery) else None
     battery_end = _value(battery[-1]) if len(battery) else None
     spans = Spans.of(arm) if spans is None else spans
     energy = energy_figures(spans, readings, tokens)
+    if reported is not None and reported.energy_note is not None:
+        energy = Energy(**{key: getattr(reported, key) for key in _ENERGY_KEYS})
     status, reason = arm_status(arm)
     rounds = _rounds(column, arm.rounds)
     first = _first_round(column, rounds)  # the sustained keys' round
     thermal_start, thermal_end, serious_at_s = _thermal(column)
+    thermal_peak = _peak(column["thermal"])
+    if reported is not None and thermal_start is None:
+        thermal_start, thermal_peak, thermal_end = (
+            reported.thermal_start,
+            reported.thermal_peak,
+            reported.thermal_end,
+        )
     return ArmSummary(
         arm=arm.name,
         trials=len(column["gen"]),
@@ -169,7 +186,13 @@ def summarize_arm(
         status=status,
         status_reason=reason,
         rounds=rounds,
+        thermal_peak=thermal_peak,
     )
+
+
+def _peak(thermal: np.ndarray) -> int | None:
+    present = _present(thermal)
+    return int(present.max()) if len(present) else None
 
 
 def _first_round(column: dict[str, np.ndarray], rounds: tuple[RoundSummary, ...]) -> RoundSummary:
@@ -360,7 +383,10 @@ class Energy:
     energy_j: float | None = None
     j_per_token: float | None = None
     tokens_per_battery_pct: float | None = None
-    energy_note: EnergyNote | None = None
+    energy_note: EnergyNote | str | None = None
+
+
+_ENERGY_KEYS = tuple(f.name for f in dataclasses.fields(Energy))
 
 
 def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energy:

@@ -15,7 +15,7 @@ from anemon.store import Session
 SPEC = Path(__file__).parents[2] / "tests" / "data" / "spec_example.log"
 KEYS = {
     "arm", "trials", "tokens", "decode_mean", "decode_first3", "decode_last3", "decode_min",
-    "decode_max", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
+    "decode_max", "prefill_mean", "thermal_start", "thermal_end", "thermal_peak", "serious_at_s",
     "battery_start", "battery_end", "errors", "rounds",
     "power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note",
     "status", "status_reason", "burst_tps", "sustained_tps", "retained_pct", "fade_10_s",
@@ -131,7 +131,8 @@ def test_csv_flattens_the_rounds_into_a_count_and_their_means(tmp_path):
     text = "START arm=A\n" + trial("A", 1, 19.0) + "START arm=A\n" + trial("A", 1, 24.0)
     header, row = render.to_csv(summaries_of(text, tmp_path)).splitlines()
     assert header.endswith(
-        ",energy_note,status,status_reason,rounds,round_decode_means,round_prefill_means,"
+        ",energy_note,status,status_reason,thermal_peak,rounds,round_decode_means,"
+        "round_prefill_means,"
         "summary_version"
     )
     assert row.endswith(
