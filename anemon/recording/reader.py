@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from anemon.errors import SourceError
+from anemon.errors import NoRecordsError, SourceError
 from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
-from anemon.recording.foreign import FORMATS, kind_of
+from anemon.recording.foreign import FORMATS, LOOKED_FOR, kind_of
 from anemon.recording.foreign.base import Lines, events_of
 from anemon.sources.lines import BOM, LineAssembler
 from anemon.text import printable
@@ -389,6 +389,14 @@ class LogTimeline:
         if len(t):
             self.t = float(t[-1])
         return t
+
+
+def no_records(path: Path) -> NoRecordsError:
+    """The error of a SOURCE that holds no bench record, saying what was looked for."""
+    return NoRecordsError(
+        f"no bench records in {path}: looked for an anemon recording, a bench log "
+        f"(START, TRIAL, END lines), {LOOKED_FOR}"
+    )
 
 
 def open_source(path: Path) -> SourceReader:
