@@ -184,14 +184,17 @@ class _Field:
             return 0
         return value
 
-    def samples(self, values: Mapping[str, Any], key: str, field: str) -> list[float]:
-        """The list (a lone number for the CSV's mean), its bad values warned and left out."""
+    def samples(
+        self, values: Mapping[str, Any], key: str, field: str, unit: float = 1.0
+    ) -> list[float]:
+        """The list (a lone number for the CSV's mean) times `unit`, its values outside
+        `field`'s range warned and left out."""
         raw = values.get(key)
         items = raw if isinstance(raw, list) else [] if raw is None else [raw]
-        good = [
-            float(x) for x in items
-            if isinstance(x, int | float) and not isinstance(x, bool) and in_range(field, x)
-        ]  # fmt: skip
+        numbers = (
+            x * unit for x in items if isinstance(x, int | float) and not isinstance(x, bool)
+        )
+        good = [float(x) for x in numbers if in_range(field, x)]
         if len(good) != len(items):
             self.warn(self.line, f"{key}: {len(items) - len(good)} of {len(items)} values "
                                  "are not a rate or a duration: left out")  # fmt: skip
@@ -219,8 +222,8 @@ class _Arm:
             shape += f" @ d{depth}"
         words = [_model(v), shape, *(f"{key}={kept_text(v.get(key))}" for key in varying)]
         rates = f.samples(v, "samples_ts" if "samples_ts" in v else "avg_ts", "decode_tps")
-        ns = f.samples(v, "samples_ns" if "samples_ns" in v else "avg_ns", "app_t")
-        seconds = [x / 1e9 for x in ns] if len(ns) == len(rates) else [1.0] * len(rates)
+        seconds = f.samples(v, "samples_ns" if "samples_ns" in v else "avg_ns", "app_t", 1e-9)
+        seconds = seconds if len(seconds) == len(rates) else [1.0] * len(rates)
         return cls(printable(" ".join(words)), test, n_prompt, n_gen, rates, seconds)
 
     def end(self, t: float) -> float:

@@ -262,7 +262,8 @@ class _Run:
         window = f.rates(m, "decodeRateRollingWindow")
         prompt_tps = f.number(m, "promptTokensPerSecond", "prompt_tps") or math.nan
         if window is not None and len(window):
-            k = np.flatnonzero(window != 0)  # a 0: no tokens in that window, no sample
+            # a 0: no tokens in that window; NaN: not a rate (warned): neither is a sample
+            k = np.flatnonzero((window != 0) & ~np.isnan(window))
             app_t = ttft + WINDOW_S + k.astype(float)
             columns = {"trial": k.astype(float), "decode_tps": window[k]}
             first = np.full(len(k), np.nan)
