@@ -73,6 +73,8 @@ class ArmSummary:
     prefill_mean: float | None
     thermal_start: int | None
     thermal_end: int | None
+    thermal_peak: int | None
+    """The highest thermal state of its timed trials, or the one its tool reported."""
     serious_at_s: float | None
     battery_start: float | None
     battery_end: float | None
@@ -93,8 +95,6 @@ class ArmSummary:
     status: Status
     status_reason: str | None
     rounds: tuple[RoundSummary, ...]
-    thermal_peak: int | None = None
-    """The highest thermal state of its timed trials, or the one its tool reported."""
 
     def to_json(self) -> dict[str, object]:
         """The spec's object: thermal as names, missing values as null. Field by field, not
@@ -166,6 +166,7 @@ def summarize_arm(
         prefill_mean=_mean(_present(column["prompt_tps"])),
         thermal_start=thermal_start,
         thermal_end=thermal_end,
+        thermal_peak=thermal_peak,
         serious_at_s=serious_at_s,
         battery_start=battery_start,
         battery_end=battery_end,
@@ -186,7 +187,6 @@ def summarize_arm(
         status=status,
         status_reason=reason,
         rounds=rounds,
-        thermal_peak=thermal_peak,
     )
 
 
