@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
@@ -183,11 +183,7 @@ def table_rows(summaries: Sequence[ArmSummary]) -> list[tuple[str, ...]]:
 def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
     """What a reader of the table needs to know: why an arm is not done, why a figure is
     withheld."""
-    notes = status_notes(summaries) + [
-        printable(f"† {s.arm}: J/token {s.energy_note}, not anemon's host power")
-        for s in summaries
-        if s.j_per_token is not None and s.energy_note is not None
-    ]
+    notes = status_notes(summaries) + given_notes(summaries)
     if device is None:  # a raw log: no backend to ask (nor its package to import)
         return notes
     from anemon.devices import reads_power
@@ -195,6 +191,16 @@ def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> lis
     if reads_power(device) is False and any(s.energy_note == "no power samples" for s in summaries):
         notes.append(f"no power samples: {device} reads no power (pymobiledevice3 does)")
     return notes
+
+
+def given_notes(summaries: Iterable[ArmSummary]) -> list[str]:
+    """What a J/token marked "†" is: another tool's figure, and where it came from."""
+    notes = (
+        printable(f"† {s.arm}: J/token {s.energy_note}, not anemon's host power")
+        for s in summaries
+        if s.j_per_token is not None and s.energy_note is not None
+    )
+    return list(dict.fromkeys(notes))
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,10 @@ def test_compare_by_compute_the_ane_keeps_the_most(tmp_path, capsys):
     assert {group for group, _ in retained} == {"ane", "gpu"}
     burst = {s["arm"]: s["burst_tps"] for g in data["arms"] for s in g["sessions"] if s}
     assert max(burst, key=burst.__getitem__) == "litert-lm/gemma-4-E2B-it-litert-lm"
+    assert main(["compare", "--by", "compute", "--format", "md", *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    assert "0.2072 †" in out
+    assert "† coreml-llm/gemma4-e2b: J/token from the 1 % battery gauge (±20 %)" in out
 
 
 def test_a_headless_replay_plays_the_series_then_the_summary(tmp_path, capsys):
