@@ -100,6 +100,22 @@ def read(lines: Iterator[Line], warn: Warn, source: str) -> Iterator[Event | Tri
         yield from run.events(clock, source, run.task != first_task)
 
 
+@dataclass(frozen=True, slots=True)
+class _At:
+    """Where one run's events happen: its arm, and its session times on the epoch."""
+
+    arm: str
+    source: str
+    base: float
+    """Session time of its START."""
+    wall0: float
+    """Epoch time of its START."""
+
+    def __call__(self, t: float) -> dict[str, Any]:
+        """An event's place at session time `t`."""
+        return {"t": t, "wall": self.wall0 + t - self.base, "arm": self.arm, "source": self.source}
+
+
 class _Clock:
     """Where the next run begins in session time, and its epoch time."""
 
@@ -202,55 +218,41 @@ class _Run:
         return cls(f"{runtime}/{name.rsplit('/', 1)[-1]}", task, record, metrics, model, fields)
 
     def events(self, clock: _Clock, source: str, name_task: bool) -> Iterator[Event | TrialRun]:
-        arm = f"{self.arm} ({self.task})" if name_task else self.arm
-        f, m = self.fields, self.metrics
+        """START at the clock, LOAD after the load time, the samples, the report and END."""
         wall = epoch(self.record.get("timestamp"))
         wall0 = wall if wall is not None else (clock.wall if clock.wall is not None else 0.0)
-        base = clock.t
-        load_s = f.number(m, "loadTimeSeconds", "load_s")
-        yield StartEvent(
-            t=base,
-            wall=wall0,
-            model=f.text(self.model, "id"),
-            compute=self.compute(),
-            bits=f.text(self.model, "quantization"),
-            os=self._os(),
-            mode="sustain" if self._windowed() else None,
-            g=self._max_tokens(),
-            extra=self.extra(),
-            arm=arm,
-            source=source,
-        )
-        began = base + (load_s or 0.0)
-        yield LoadEvent(
-            t=began,
-            wall=wall0 + began - base,
-            load_s=load_s,
-            cold=m.get("coldRun") if isinstance(m.get("coldRun"), bool) else None,
-            footprint_gb=self._footprint(),
-            arm=arm,
-            source=source,
-        )
-        trials = self.trials(arm, began, wall0 - base, source)
-        total = f.number(m, "totalGenerationTimeSeconds", "app_t")
+        arm = f"{self.arm} ({self.task})" if name_task else self.arm
+        at = _At(arm, source, clock.t, wall0)
+        load_s = self.fields.number(self.metrics, "loadTimeSeconds", "load_s")
+        yield self.start(at(clock.t))
+        began = clock.t + (load_s or 0.0)
+        yield LoadEvent(load_s=load_s, cold=self._cold(), footprint_gb=self._footprint(),
+                        **at(began))  # fmt: skip
+        trials = self.trials(at, began)
+        total = self.fields.number(self.metrics, "totalGenerationTimeSeconds", "app_t")
         end = max(began + (total or 0.0), float(trials.t[-1]) if len(trials) else began)
         if len(trials):
             yield trials
-        yield self.report(end, wall0 + end - base, arm, source)
-        stop = f.text(m, "stopReason")
-        reason = "done" if stop in DONE_STOPS else "aborted" if stop == "cancelled" else stop
-        yield EndEvent(
-            t=end,
-            wall=wall0 + end - base,
-            reason=reason,
-            trials=len(trials),
-            extra={"stop_reason": stop} if stop else {},
-            arm=arm,
-            source=source,
-        )
-        clock.t, clock.wall = end, wall0 + end - base
+        yield self.report(at(end))
+        yield self.end(at(end), len(trials))
+        clock.t, clock.wall = end, at(end)["wall"]
 
-    def trials(self, arm: str, began: float, offset: float, source: str) -> TrialRun:
+    def start(self, at: dict[str, Any]) -> StartEvent:
+        f = self.fields
+        return StartEvent(
+            model=f.text(self.model, "id"), compute=self.compute(),
+            bits=f.text(self.model, "quantization"), os=self._os(),
+            mode="sustain" if self._windowed() else None, g=self._max_tokens(),
+            extra=self.extra(), **at,
+        )  # fmt: skip
+
+    def end(self, at: dict[str, Any], trials: int) -> EndEvent:
+        stop = self.fields.text(self.metrics, "stopReason")
+        reason = "done" if stop in DONE_STOPS else "aborted" if stop == "cancelled" else stop
+        extra = {"stop_reason": stop} if stop else {}
+        return EndEvent(reason=reason, trials=trials, extra=extra, **at)
+
+    def trials(self, at: _At, began: float) -> TrialRun:
         """The window's samples as timed decode trials; a run without a window (short-chat)
         is one trial at its end, its decode rate and tokens the run's own."""
         import numpy as np
@@ -273,7 +275,7 @@ class _Run:
             total = f.number(m, "totalGenerationTimeSeconds", "app_t")
             decode = f.number(m, "decodeTokensPerSecond", "decode_tps")
             if total is None and decode is None:
-                return TrialRun(arm, np.zeros(0), {})
+                return TrialRun(at.arm, np.zeros(0), {})
             app_t = np.array([total if total is not None else ttft])
             gen = f.count(m, "generatedTokenCount")
             prompt = f.count(m, "promptTokenCount")
@@ -281,15 +283,15 @@ class _Run:
                        "prompt_tps": np.array([prompt_tps]), "gen": _one(gen),
                        "prompt_tokens": _one(prompt)}  # fmt: skip
         t = began + app_t
-        columns |= {"app_t": app_t, "warmup": np.zeros(len(t)), "wall": t + offset}
-        return TrialRun(arm, t, columns)
+        columns |= {"app_t": app_t, "warmup": np.zeros(len(t)), "wall": at.wall0 + t - at.base}
+        return TrialRun(at.arm, t, columns)
 
-    def report(self, t: float, wall: float, arm: str, source: str) -> ReportEvent:
+    def report(self, at: dict[str, Any]) -> ReportEvent:
         f, m = self.fields, self.metrics
         drop = f.number(m, "batteryDeltaPercent", "battery_drop")
         energy_j = f.number(m, "energyJoules", "energy_j")
         return ReportEvent(
-            t=t, wall=wall, tool="yardstick",
+            tool="yardstick",
             tokens=f.count(m, "generatedTokenCount") if self._windowed() else None,
             thermal_start=f.thermal(m, "initialThermalState"),
             thermal_peak=f.thermal(m, "peakThermalState"),
@@ -297,7 +299,7 @@ class _Run:
             energy_j=energy_j, j_per_token=f.number(m, "energyJoulesPerToken", "j_per_token"),
             power_w=f.number(m, "averagePackagePowerW", "power_w"), battery_drop=drop,
             energy_note=energy_note(f.text(m, "energySource"), drop) if energy_j else "",
-            arm=arm, source=source,
+            **at,
         )  # fmt: skip
 
     def compute(self) -> str | None:
@@ -319,6 +321,10 @@ class _Run:
                 flat[key] = kept_text(value)
         flat |= {f"model.{k}": kept_text(v) for k, v in self.model.items() if k != "id"}
         return {kept_text(key): value for key, value in flat.items()}
+
+    def _cold(self) -> bool | None:
+        cold = self.metrics.get("coldRun")
+        return cold if isinstance(cold, bool) else None
 
     def _windowed(self) -> bool:
         window = self.metrics.get("decodeRateRollingWindow")
