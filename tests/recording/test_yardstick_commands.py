@@ -108,3 +108,26 @@ def test_sessions_lists_a_yardstick_file(tmp_path, capsys):
     assert main(["sessions", str(tmp_path), "--format", "json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {e["kind"] for e in listed} == {"yardstick"}
+
+
+async def test_the_dashboard_replay_draws_the_decode_curve(tmp_path):
+    from anemon.feeds.runs import Runs
+    from anemon.recording.reader import open_source
+    from anemon.ui import layouts
+    from anemon.ui.app import Dashboard
+    from anemon.ui.charts.chart import Chart
+    from anemon.ui.charts.specs import CHARTS
+    from tests.ui.sample import replay_feed
+
+    rolling = [40.0, 0.0, 41.0, 39.0, 38.5]
+    events = list(open_source(write(tmp_path, result(rolling=rolling))))
+    feed = replay_feed(events=events, markers_dir=tmp_path)
+    app = Dashboard(Runs.one(feed), layouts.resolve("default"), save_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert app.query_one("#decode", Chart).display
+        (line,) = CHARTS["decode"].lines(app.feed.session)
+        assert line.label == "coreml-llm/gemma4-e2b"
+        assert list(line.y) == [40.0, 41.0, 39.0, 38.5]
+        assert list(line.x - line.x[0]) == [0.0, 2.0, 3.0, 4.0]  # each at its own second
