@@ -270,3 +270,12 @@ def test_a_json_file_of_another_shape_says_what_was_looked_for(tmp_path):
     path = write(tmp_path, {"model": "x", "decode_tps": 3})
     with pytest.raises(NoRecordsError, match=r"Yardstick result JSONL.*llama-bench"):
         load(path)
+
+
+def test_a_gzip_file_is_told_by_its_decompressed_content(tmp_path):
+    import gzip
+
+    path = tmp_path / "run.jsonl.gz"
+    path.write_bytes(gzip.compress((json.dumps(result()) + "\n").encode()))
+    summary, warnings = one(path)
+    assert warnings == [] and summary.trials == 600 and summary.j_per_token == 0.2072
