@@ -16,6 +16,9 @@ from anemon.text import printable
 if TYPE_CHECKING:
     from anemon.parsing.columnar import TrialRun
 
+MAX_LINE = 16 << 20
+"""The longest line a format reads by default: a Yardstick run of a day has 86,400 samples
+(about 2 MB); far longer lines are not a result (skipped, warned)."""
 Warn = Callable[[int, str], None]
 """Count a warning on a line (1 = the first) with what was wrong."""
 

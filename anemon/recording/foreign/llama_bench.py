@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from anemon.events import EndEvent, Event, StartEvent
 from anemon.parsing.ranges import in_range
 from anemon.recording.foreign.base import (
+    MAX_LINE,
     ForeignFormat,
     Line,
     Warn,
@@ -32,7 +33,6 @@ from anemon.text import printable
 if TYPE_CHECKING:
     from anemon.parsing.columnar import TrialRun
 
-MAX_LINE = 16 << 20
 _SNIFF_JSON = re.compile(rb'^\s*[\[{]\s*\{?\s*"(?:build_commit|build_number|cpu_info)"\s*:')
 _SNIFF_CSV = re.compile(rb"^\W*build_commit\W*,(?=[^\n]*\bn_prompt\b)(?=[^\n]*\bavg_ts\b)")
 MEASURED = frozenset(

@@ -26,6 +26,7 @@ from anemon.events import (
 )
 from anemon.parsing.ranges import describe, in_range
 from anemon.recording.foreign.base import (
+    MAX_LINE,
     ForeignFormat,
     Line,
     Warn,
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
     from anemon.parsing.columnar import TrialRun
 
-MAX_LINE = 16 << 20
-"""A run of a day has 86,400 samples (about 2 MB): far longer lines are not a result."""
 WINDOW_S = 5.0
 """The rolling window's length: sample k ends 5 + k s after the first token."""
 COMPUTE = {
