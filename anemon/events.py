@@ -353,6 +353,31 @@ class CrashEvent(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReportEvent(Event):
+    """v3: what another tool reported of one round as a whole, where its trials cannot say it
+    (a foreign format: docs/spec/yardstick.md). The summary takes these figures as given; a
+    field left None is computed from the trials as for anemon's own."""
+
+    kind: ClassVar[str] = "report"
+    tool: str = ""
+    """Whose report: "yardstick"."""
+    tokens: int | None = None
+    """Tokens the round generated (its trials are rates, not counts)."""
+    thermal_start: int | None = None
+    thermal_peak: int | None = None
+    thermal_end: int | None = None
+    """The thermal states it reports (0 nominal to 3 critical), with no time."""
+    energy_j: float | None = None
+    j_per_token: float | None = None
+    power_w: float | None = None
+    """Its mean power over its energy window."""
+    battery_drop: float | None = None
+    """Battery percent the round drew down."""
+    energy_note: str = ""
+    """Where the energy figures came from, in words (the summary's `energy_note`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEvent(Event):
     """A recorded kind this version does not know: kept and written back as it was."""
 
@@ -381,6 +406,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         PreflightEvent,
         AlertEvent,
         CrashEvent,
+        ReportEvent,
     )
 }
 """Known kinds by their recorded name."""

@@ -22,6 +22,7 @@ from anemon.analysis.render import (
     LinesTable,
     fit_table,
     fmt,
+    given_notes,
     j_per_token,
     per_round,
     serious_share,
@@ -285,6 +286,7 @@ def rich_table(comparison: Comparison, width: int) -> LinesTable | Table:
         notes.append(
             f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples"
         )
+    notes += given_notes(s for arm in comparison.arms for s in arm.sessions if s is not None)
     return fit_table(names, table_rows(comparison), width, DROP_ORDER, notes=notes,
                      left=("arm", "compute", "source"))  # fmt: skip
 
@@ -304,6 +306,7 @@ def markdown(comparison: Comparison) -> str:
         lines.append(
             f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples."
         )
+    lines += given_notes(s for arm in comparison.arms for s in arm.sessions if s is not None)
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,7 @@ from anemon.events import (
     MarkerEvent,
     PhaseEvent,
     PreflightEvent,
+    ReportEvent,
     ResetEvent,
     StartEvent,
     TextEvent,
@@ -87,6 +88,16 @@ def _preflight(e: PreflightEvent) -> str:
     return _said(f"pre-flight {e.status}", names) + (" (going on: --force)" if e.forced else "")
 
 
+def _report(e: ReportEvent) -> str:
+    """What another tool reported of a round: its tokens, thermal course and energy."""
+    thermal = " → ".join(
+        thermal_name(x) or "?" for x in (e.thermal_start, e.thermal_peak, e.thermal_end)
+    )
+    energy = f", {fmt(e.energy_j)} J {e.energy_note}" if e.energy_j is not None else ""
+    tokens = f"{e.tokens:,} tokens, " if e.tokens is not None else ""
+    return f"{e.tool} reported: {tokens}thermal {thermal}{energy}"
+
+
 _WORDS: dict[type, tuple[str, Callable[[Any], str]]] = {
     StartEvent: ("bold", lambda e: f"launched ({e.compute or '?'}, free {fmt(e.free_gb)} GB)"),
     LoadEvent: ("", lambda e: f"loaded in {fmt(e.load_s, 2)} s{' (cold)' if e.cold else ''}"),
@@ -101,6 +112,7 @@ _WORDS: dict[type, tuple[str, Callable[[Any], str]]] = {
     CooldownEvent: ("cyan", _cooldown),
     AlertEvent: ("bold yellow", lambda e: f"ALERT {e.alert}: {e.note}"),
     PreflightEvent: ("bold", _preflight),
+    ReportEvent: ("", _report),
     CrashEvent: ("bold red", lambda e: _said(f"{e.report.upper()} report {e.file}", e.reason)),
 }
 """Each kind's style and words."""

@@ -19,10 +19,10 @@ import pandas as pd
 from anemon import __version__
 from anemon.analysis.load import BENCH_KINDS, Loaded, read_session
 from anemon.analysis.summary import ArmSummary, summarize
-from anemon.errors import AnemonError, NoRecordsError
+from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.paths import replacing
-from anemon.recording.reader import open_source
+from anemon.recording.reader import no_records, open_source
 from anemon.store import ArmSeries, Session
 from anemon.text import printable
 
@@ -231,7 +231,7 @@ def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
     finally:
         reader.close()
     if not any(session.counts[kind] for kind in BENCH_KINDS):
-        raise NoRecordsError(f"no bench records in {reader.path}")
+        raise no_records(reader.path)
     loaded = Loaded(reader.path, session, reader.warnings, reader.device_kind,
                     tuple(reader.listed))  # fmt: skip
     return loaded, reader.header

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from anemon.errors import NoRecordsError
 from anemon.parsing.columnar import TrialRun
-from anemon.recording.reader import LineWarning, SourceReader, open_source
+from anemon.recording.reader import LineWarning, SourceReader, no_records, open_source
 from anemon.store import Series, Session
 from anemon.store.session import battery_codes
 
@@ -39,7 +38,7 @@ def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
         for reader in readers:
             session = read_session(reader)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
-                raise NoRecordsError(f"no bench records in {reader.path}")
+                raise no_records(reader.path)
             yield Loaded(
                 reader.path, session, reader.warnings, reader.device_kind, tuple(reader.listed)
             )

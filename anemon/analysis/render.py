@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
@@ -77,8 +77,15 @@ def per_round(summary: ArmSummary, cell: Callable[[Figures], str], between: str 
 
 
 def thermal_cell(s: Figures) -> str:
-    """Thermal start → end: "fair → serious"."""
-    return f"{thermal_name(s.thermal_start) or '—'} → {thermal_name(s.thermal_end) or '—'}"
+    """Thermal start → end: "fair → serious"; an arm's peak between them when it passed both
+    ("nominal → critical → serious")."""
+    ends = (thermal_name(s.thermal_start) or "—", thermal_name(s.thermal_end) or "—")
+    peak = s.thermal_peak if isinstance(s, ArmSummary) else None
+    if peak is not None and all(
+        end is None or peak > end for end in (s.thermal_start, s.thermal_end)
+    ):
+        return f"{ends[0]} → {thermal_name(peak)} → {ends[1]}"
+    return f"{ends[0]} → {ends[1]}"
 
 
 def serious_share(s: Figures) -> str:
@@ -91,10 +98,12 @@ SHORT_NOTES = {"no power samples": "no power", "span too short": "too short"}
 
 
 def j_per_token(s: ArmSummary, short: bool = False) -> str:
-    """The figure ("(load)" after one from the phone's system load: never read as the battery's),
-    or why it is withheld ("charging", "no power samples", "span too short")."""
+    """The figure, marked where it is not the battery's: "(load)" after one from the phone's
+    system load, "†" after another tool's (see `footnotes`); or why it is withheld
+    ("charging", "no power samples", "span too short")."""
     if s.j_per_token is not None:
-        return f"{s.j_per_token:,.4f}" + (" (load)" if s.energy_source == "system load" else "")
+        mark = {"system load": " (load)", "reported": " †"}.get(s.energy_source or "", "")
+        return f"{s.j_per_token:,.4f}" + mark
     if s.energy_note is None:
         return "—"
     return SHORT_NOTES.get(s.energy_note, s.energy_note) if short else s.energy_note
@@ -177,8 +186,7 @@ def table_rows(summaries: Sequence[ArmSummary]) -> list[tuple[str, ...]]:
 def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
     """What a reader of the table needs to know: why an arm is not done, why a figure is
     withheld, where a figure came from when it is not the battery's."""
-    notes = status_notes(summaries)
-    notes += _load_notes(summaries)
+    notes = status_notes(summaries) + _load_notes(summaries) + given_notes(summaries)
     if device is None:  # a raw log: no backend to ask (nor its package to import)
         return notes
     from anemon.devices import reads_power
@@ -198,6 +206,16 @@ def _load_notes(summaries: Sequence[ArmSummary], shown: int = 3) -> list[str]:
     return [printable(f"J/token (load): {note}: {', '.join(arms[:shown])}"
                       + (f" and {len(arms) - shown} more" if len(arms) > shown else ""))
             for note, arms in loaded.items()]  # fmt: skip
+
+
+def given_notes(summaries: Iterable[ArmSummary]) -> list[str]:
+    """What a J/token marked "†" is: another tool's figure, and where it came from."""
+    notes = (
+        printable(f"† {s.arm}: J/token {s.energy_note}, not anemon's host power")
+        for s in summaries
+        if s.j_per_token is not None and s.energy_source == "reported"
+    )
+    return list(dict.fromkeys(notes))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Literal, SupportsFloat
 
 import numpy as np
 
+from anemon.analysis.reported import Reported
 from anemon.analysis.sustained import elapsed, median, sustained_figures
 from anemon.analysis.system_load import STALE_NOTE, LoadSteps
 from anemon.events import SUMMARY_VERSION, TelemetryEvent, thermal_name
@@ -20,9 +21,10 @@ from anemon.store.session import BATTERY_CODES
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
-EnergySource = Literal["battery", "system load"]
+EnergySource = Literal["battery", "system load", "reported"]
 """Where an arm's energy figures came from: the battery's current x voltage (unplugged), or
-the phone's own system load (plugged in); never both in one figure."""
+the phone's own system load (plugged in), or what the tool that wrote a foreign record
+reported (`Reported`, its `energy_note` says how it measured); never two in one figure."""
 PLUGGED_STATES = frozenset({"charging", "full"})
 """battery_state values that mean the phone was on the charger ("full" is plugged in)."""
 _PLUGGED_CODES = [BATTERY_CODES[state] for state in PLUGGED_STATES]
@@ -73,6 +75,8 @@ class ArmSummary:
     prefill_mean: float | None
     thermal_start: int | None
     thermal_end: int | None
+    thermal_peak: int | None
+    """The highest thermal state of its timed trials, or the one its tool reported."""
     serious_at_s: float | None
     battery_start: float | None
     battery_end: float | None
@@ -92,7 +96,8 @@ class ArmSummary:
     energy_note: str | None
     """Why the energy figures are withheld ("charging", "no power samples", "span too short",
     or a stale system load: `STALE_NOTE`), or that they came from the phone's system load
-    (`LoadSteps.note`); None for figures from the battery (line-protocol.md)."""
+    (`LoadSteps.note`), or where another tool's given figures came from (`Reported`); None
+    for figures from the battery (line-protocol.md)."""
     status: Status
     status_reason: str | None
     rounds: tuple[RoundSummary, ...]
@@ -104,6 +109,7 @@ class ArmSummary:
         data = {name: getattr(self, name) for name in _ARM_FIELDS}
         data["thermal_start"] = thermal_name(self.thermal_start)
         data["thermal_end"] = thermal_name(self.thermal_end)
+        data["thermal_peak"] = thermal_name(self.thermal_peak)
         data["rounds"] = [r.to_json() for r in self.rounds]
         data["summary_version"] = SUMMARY_VERSION
         return data
@@ -134,15 +140,27 @@ def summarize_arm(
     }
     decode = _present(column["decode_tps"])
     battery = _present(column["battery"])
+    reported = Reported.of(arm.reports)  # a foreign tool's given figures, over computed ones
     tokens = int(np.nansum(column["gen"]))
+    if reported is not None and reported.tokens is not None:
+        tokens = reported.tokens
     battery_start = _value(battery[0]) if len(battery) else None
     battery_end = _value(battery[-1]) if len(battery) else None
     spans = Spans.of(arm) if spans is None else spans
     energy = energy_figures(spans, readings, tokens)
+    if reported is not None and reported.energy_note is not None:
+        energy = Energy(**{key: getattr(reported, key) for key in _ENERGY_KEYS})
     status, reason = arm_status(arm)
     rounds = _rounds(column, arm.rounds)
     first = _first_round(column, rounds)  # the sustained keys' round
     thermal_start, thermal_end, serious_at_s = _thermal(column)
+    thermal_peak = _peak(column["thermal"])
+    if reported is not None and thermal_start is None:
+        thermal_start, thermal_peak, thermal_end = (
+            reported.thermal_start,
+            reported.thermal_peak,
+            reported.thermal_end,
+        )
     return ArmSummary(
         arm=arm.name,
         trials=len(column["gen"]),
@@ -155,6 +173,7 @@ def summarize_arm(
         prefill_mean=_mean(_present(column["prompt_tps"])),
         thermal_start=thermal_start,
         thermal_end=thermal_end,
+        thermal_peak=thermal_peak,
         serious_at_s=serious_at_s,
         battery_start=battery_start,
         battery_end=battery_end,
@@ -177,6 +196,11 @@ def summarize_arm(
         rounds=rounds,
         energy_source=energy.energy_source,
     )
+
+
+def _peak(thermal: np.ndarray) -> int | None:
+    present = _present(thermal)
+    return int(present.max()) if len(present) else None
 
 
 def _first_round(column: dict[str, np.ndarray], rounds: tuple[RoundSummary, ...]) -> RoundSummary:
@@ -376,6 +400,9 @@ class Energy:
     tokens_per_battery_pct: float | None = None
     energy_note: str | None = None
     energy_source: EnergySource | None = None
+
+
+_ENERGY_KEYS = tuple(f.name for f in dataclasses.fields(Energy))
 
 
 def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energy:

@@ -64,9 +64,8 @@ def load_overlay(path: Path) -> Loaded:
 def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import BENCH_KINDS
     from anemon.devices import reads_power
-    from anemon.errors import NoRecordsError
     from anemon.feeds.replay import ReplayFeed
-    from anemon.recording.reader import open_source
+    from anemon.recording.reader import no_records, open_source
 
     if not args.headless:
         from anemon import ui
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     reader = open_source(args.source)
     events = list(reader)
     if not any(event.kind in BENCH_KINDS for event in events):  # as summary and export say
-        raise NoRecordsError(f"no bench records in {reader.path}")
+        raise no_records(reader.path)
     other = load_overlay(args.overlay) if args.overlay is not None else None
     power = reads_power(reader.device_kind)
     feed = ReplayFeed(events, str(args.source), reader.tag, power, speed=args.speed)

@@ -74,7 +74,8 @@ def _j_per_token(arm: ArmEntry, rules: int | None) -> str:
     if arm.j_per_token is None:
         return arm.energy_note or "—"
     older = " (v2 rules)" if rules is None or rules < SUMMARY_VERSION else ""
-    return f"{arm.j_per_token:.3f}{older}"
+    given = f" {arm.energy_note}" if arm.energy_note else ""  # another tool's: where from
+    return f"{arm.j_per_token:.3f}{older}{given}"
 
 
 def _print_table(index: Index, directory: Path) -> None:

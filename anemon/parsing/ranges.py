@@ -88,6 +88,14 @@ RANGES = MappingProxyType(
         "cpu_pct": Range(0, 1600, "%"),
         "mem_gb": Range(0, 64, "GB"),
         "gpu_pct": Range(0, 100, "%"),
+        # a foreign tool's report of a round (ReportEvent)
+        "tokens": _COUNT,
+        "thermal_start": Range(0, 3),
+        "thermal_peak": Range(0, 3),
+        "thermal_end": Range(0, 3),
+        "energy_j": Range(0, 1e9, "J"),
+        "j_per_token": Range(0, 1e6, "J"),
+        "battery_drop": Range(0, 100, "%"),
         # an event's clocks: session seconds, epoch seconds (a line's timestamp too), 1970-5138
         "t": Range(0, 1e11, "s"),
         "wall": Range(0, 1e11, "s"),

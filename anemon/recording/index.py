@@ -12,15 +12,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from anemon.errors import AnemonError, SourceError
-from anemon.events import SummaryEvent
+from anemon.events import SUMMARY_VERSION, EndEvent, Event, ReportEvent, StartEvent, SummaryEvent
 from anemon.recording.codec import decode, from_record
-from anemon.recording.reader import MAX_LINE, open_source
+from anemon.recording.foreign import FORMATS
+from anemon.recording.reader import MAX_LINE, SourceReader, open_source
 from anemon.text import printable
 
 SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -61,6 +62,8 @@ class Entry:
     """Why there is no summary (None: there is one)."""
     summary_version: int | None = None
     """The rules of its summary's figures (None: a summary made before version 3)."""
+    kind: str = "recording"
+    """"recording", or the foreign format it is in (`recording.foreign.FORMATS`)."""
 
     @property
     def summarized(self) -> bool:
@@ -133,6 +136,8 @@ def recording_files(directory: Path) -> list[Path]:
 def read_entry(path: Path) -> Entry:
     """A recording's entry from its header and last line; SourceError when it is not one."""
     reader = open_source(path)
+    if reader.kind in FORMATS:
+        return foreign_entry(reader)
     reader.close()  # only the head was read
     header = reader.header
     if header is None:
@@ -156,6 +161,40 @@ def read_entry(path: Path) -> Entry:
         note=note,
     )
     return base if summary is None else _with_summary(base, summary)
+
+
+def foreign_entry(reader: SourceReader) -> Entry:
+    """Another tool's file, read whole (one is a few runs: no summary line to read instead):
+    its arms, how each ended (END: done, aborted, else failed), their trials and the energy
+    their tool reported, the date of its first run."""
+    arms: dict[str, ArmEntry] = {}
+    trials = 0
+    created: datetime | None = None
+    os_build: str | None = None
+    for item in reader.runs():
+        if isinstance(item, StartEvent) and item.arm is not None:
+            created = created or datetime.fromtimestamp(item.wall, UTC)
+            os_build = os_build or item.os
+            arms.setdefault(item.arm, ArmEntry(item.arm))
+        elif isinstance(item, ReportEvent) and item.arm in arms:
+            arms[item.arm] = replace(arms[item.arm], j_per_token=item.j_per_token,
+                                     energy_note=item.energy_note or None)  # fmt: skip
+        elif isinstance(item, EndEvent) and item.arm in arms:
+            ended = (
+                "done"
+                if item.reason == "done"
+                else "aborted"
+                if item.reason == "aborted"
+                else "failed"
+            )
+            arms[item.arm] = replace(arms[item.arm], status=ended)
+        elif not isinstance(item, Event):  # a run of trials, as columns
+            trials += len(item)
+    ends = {arm.status for arm in arms.values()}
+    status = next((s for s in ("failed", "aborted") if s in ends), "done" if arms else None)
+    return Entry(path=reader.path, version=0, tag=None, created=created, device=None,
+                 os_build=os_build, arms=tuple(arms.values()), status=status, trials=trials,
+                 summary_version=SUMMARY_VERSION, kind=reader.kind)  # fmt: skip
 
 
 def _with_summary(entry: Entry, summary: SummaryEvent) -> Entry:
@@ -259,6 +298,7 @@ def entry_json(entry: Entry, changes: Iterable[OsChange] = ()) -> dict[str, obje
     """One entry as `sessions --format json` writes it (strict JSON: no NaN)."""
     return {
         "path": str(entry.path),
+        "kind": entry.kind,
         "version": entry.version,
         "tag": entry.tag,
         "created": entry.created.isoformat() if entry.created else None,

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from anemon.errors import SourceError
+from anemon.errors import NoRecordsError, SourceError
 from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
+from anemon.recording.foreign import FORMATS, LOOKED_FOR, kind_of
+from anemon.recording.foreign.base import Lines, events_of
 from anemon.sources.lines import BOM, LineAssembler
 from anemon.text import printable
 
@@ -81,7 +83,7 @@ class SourceReader:
 
     path: Path
     kind: str
-    """"recording" or "log"."""
+    """"recording", "log", or a foreign format's kind (`recording.foreign.FORMATS`)."""
     header: dict[str, Any] | None
     compressed: bool
     warnings: int = 0
@@ -142,6 +144,9 @@ class SourceReader:
         stream, self.stream = self.stream, None  # once: a second pass opens the path again
         if stream is None:
             stream = _Stream.open(self.path)
+        if self.kind in FORMATS:
+            yield from events_of(self._foreign(stream), self.path.name)
+            return
         numbered = self._lines(stream)
         if self.kind == "recording":
             next(numbered, None)  # the header
@@ -159,7 +164,18 @@ class SourceReader:
         stream, self.stream = self.stream, None
         if stream is None:
             stream = _Stream.open(self.path)
+        if self.kind in FORMATS:
+            yield from self._foreign(stream)
+            return
         yield from self._logged_runs(self._line_blocks(stream))
+
+    def _foreign(self, stream: _Stream) -> Iterator[Event | TrialRun]:
+        """A foreign format's events (recording/foreign/), a run's many trials as columns."""
+        form = FORMATS[self.kind]
+        lines = Lines(stream, form.max_line)
+        yield from form.read(iter(lines), self._warn, self.path.name)
+        if stream.damage is not None:
+            self._warn(lines.next_number, f"{stream.damage}: the rest of the file is unreadable")
 
     def _lines(self, stream: _Stream) -> Iterator[tuple[int, str, bool]]:
         """Numbered decoded lines and whether each had its ending (a torn last line has not).
@@ -375,6 +391,14 @@ class LogTimeline:
         return t
 
 
+def no_records(path: Path) -> NoRecordsError:
+    """The error of a SOURCE that holds no bench record, saying what was looked for."""
+    return NoRecordsError(
+        f"no bench records in {path}: looked for an anemon recording, a bench log "
+        f"(START, TRIAL, END lines), {LOOKED_FOR}"
+    )
+
+
 def open_source(path: Path) -> SourceReader:
     """Check a SOURCE and tell what it is; every failure is one SourceError line.
 
@@ -382,11 +406,12 @@ def open_source(path: Path) -> SourceReader:
     for the reading), so a pipe, a FIFO or /dev/stdin works as a SOURCE."""
     stream = _Stream.open(path)
     try:
-        header = _recording_header(_text_head(stream, path), path)
+        head = _text_head(stream, path)
+        header = _recording_header(head, path)
     except SourceError:
         stream.close()
         raise
-    kind = "recording" if header is not None else "log"
+    kind = "recording" if header is not None else kind_of(head) or "log"
     return SourceReader(path, kind, header, stream.compressed, stream=stream)
 
 

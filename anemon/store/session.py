@@ -30,6 +30,7 @@ from anemon.events import (
     PreflightEvent,
     RecordEvent,
     RecordingFailedEvent,
+    ReportEvent,
     ResetEvent,
     StartEvent,
     TelemetryEvent,
@@ -121,6 +122,8 @@ class ArmSeries:
     """An abort marker ("abort arm", "abort session ...") during the latest round."""
     outcome_events: int = 0
     """Bumped by each of the above (a view compares it to know the status may have changed)."""
+    reports: list[ReportEvent] = field(default_factory=list)
+    """What another tool reported of each of its rounds as a whole (a foreign format)."""
     cooldown_s: float | None = None
     """Seconds anemon waited in the cooldown just before the arm's first launch (None: no
     cooldown came before it, as for the first arm or a log anemon did not drive)."""
@@ -320,4 +323,5 @@ _HANDLERS: dict[type[Event], Callable[[Session, Any], None]] = {
     MarkerEvent: Session._on_marker,
     RecordingFailedEvent: Session._on_marker,  # a marker to a person
     GapEvent: lambda session, event: session.gaps.append(event),
+    ReportEvent: lambda session, event: session._record_arm(event).reports.append(event),
 }

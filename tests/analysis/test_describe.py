@@ -24,6 +24,7 @@ from anemon.events import (
     PhaseEvent,
     PreflightEvent,
     RecordEvent,
+    ReportEvent,
     ResetEvent,
     StartEvent,
     TextEvent,
@@ -63,6 +64,10 @@ SAID = [
     (CrashEvent(**AT, report="jetsam", reason="jetsam: per-process-limit at 2.2 GB",
                 file="JetsamEvent-2026-12-02-010203.ips"),
      "JETSAM report JetsamEvent-2026-12-02-010203.ips: jetsam: per-process-limit at 2.2 GB"),
+    (ReportEvent(**AT, tool="yardstick", tokens=14336, thermal_start=0, thermal_peak=2,
+                 thermal_end=2, energy_j=2970.0, energy_note="from the 1 % battery gauge"),
+     "yardstick reported: 14,336 tokens, thermal nominal → serious → serious, 2,970.0 J "
+     "from the 1 % battery gauge"),
 ]  # fmt: skip
 NOT_SAID = {"idle", "telemetry", "summary"}
 """Kinds nobody reads line by line (the charts and the summary show them)."""

@@ -15,7 +15,7 @@ from anemon.store import Session
 SPEC = Path(__file__).parents[2] / "tests" / "data" / "spec_example.log"
 KEYS = {
     "arm", "trials", "tokens", "decode_mean", "decode_first3", "decode_last3", "decode_min",
-    "decode_max", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
+    "decode_max", "prefill_mean", "thermal_start", "thermal_end", "thermal_peak", "serious_at_s",
     "battery_start", "battery_end", "errors", "rounds",
     "power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note",
     "status", "status_reason", "burst_tps", "sustained_tps", "retained_pct", "fade_10_s",
