@@ -51,6 +51,11 @@ def refusal(description: str, code: int = 1) -> Refused:
     return Refused(NSError(code, DOMAIN, {"NSLocalizedDescription": description}))
 
 
+def unknown(selector: str) -> Refused:
+    """A selector the service lacks (the client raises UnrecognizedSelectorError for it)."""
+    return refusal(f"Unable to invoke {selector!r} - it does not respond to the selector")
+
+
 class Service(Protocol):
     """One opened channel's service."""
 
@@ -78,12 +83,31 @@ class DtxStats:
 
 
 class Channel:
-    """A channel the host opened: what its service sends on its own (on the wire code -c)."""
+    """A channel the host opened: what its service sends on its own (on the wire code -c), and
+    the tasks it sends from (cancelled when the channel or the connection ends)."""
 
     def __init__(self, connection: DtxConnection, code: int, identifier: str) -> None:
         self.connection = connection
         self.code = code
         self.identifier = identifier
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def every(self, period_s: float, send: Callable[[], None]) -> None:
+        """Call `send` now and every `period_s` (real seconds) until `quiet()` or the end."""
+
+        async def repeat() -> None:
+            while True:
+                send()
+                await asyncio.sleep(period_s)
+
+        task = asyncio.get_running_loop().create_task(repeat())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def quiet(self) -> None:
+        """Stop what `every` started."""
+        for task in list(self._tasks):
+            task.cancel()
 
     def dispatch(self, selector: str, *args: Any) -> None:
         """Call `selector` on the host's side (no reply expected)."""
@@ -107,6 +131,11 @@ class DtxConnection:
         self.stats = stats
         self.channels: dict[int, tuple[Channel, Service]] = {}
         self._next_identifier = 1
+        self._on_close: list[Callable[[], None]] = []
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call `callback` when the connection ends (what the phone holds for it, it drops)."""
+        self._on_close.append(callback)
 
     def send(self, kind: Kind, wire_code: int, payload: Any, args: tuple[Any, ...] = ()) -> None:
         """A message of the phone's own (conversation 0). One write: messages never interleave."""
@@ -128,9 +157,10 @@ class DtxConnection:
                 await self._answer(message)
                 await self.writer.drain()
         finally:
-            for _channel, service in self.channels.values():
-                service.close()
-            self.channels.clear()
+            for code in list(self.channels):
+                self._cancel(code)
+            for callback in self._on_close:
+                callback()
 
     async def _answer(self, message: Message) -> None:
         frame = message.frame
@@ -171,11 +201,15 @@ class DtxConnection:
             return self._open(code, identifier)
         if selector == CANCEL_CHANNEL:
             (code,) = arguments(args, int)
-            opened = self.channels.pop(code, None)
-            if opened is not None:
-                opened[1].close()
+            self._cancel(code)
             return None
-        raise refusal(f"Unable to invoke {selector!r} - it does not respond to the selector")
+        raise unknown(selector)
+
+    def _cancel(self, code: int) -> None:
+        opened = self.channels.pop(code, None)
+        if opened is not None:
+            opened[0].quiet()
+            opened[1].close()
 
     def _open(self, code: int, identifier: str) -> None:
         factory = self.services.get(identifier)
