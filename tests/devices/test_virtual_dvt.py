@@ -278,3 +278,4 @@ async def test_a_broken_frame_drops_that_connection_only(
         await service.close()
         async with process_control(lockdown) as pc:
             assert await pc.process_identifier_for_bundle_identifier(BUNDLE) == 0
+    assert ios16.instruments is not None and ios16.instruments.stats.broken == 1

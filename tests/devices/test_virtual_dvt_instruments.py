@@ -85,6 +85,30 @@ async def test_sysmontap_rows_carry_the_app_and_the_system(dvt: Any, sim: Simula
     assert 1.5 * GB < last[pid]["physFootprint"] < 1.8 * GB
 
 
+async def test_a_flaky_phone_withholds_rows_and_sends_absurd_values(
+    phone: VirtualIPhone, dvt: Any
+) -> None:
+    from pymobiledevice3.services.dvt.instruments.sysmontap import Sysmontap
+
+    assert phone.instruments is not None
+    misbehaving = phone.instruments.misbehaving
+    async with asyncio.timeout(TIMEOUT_S):
+        pid = await launch(dvt, sustain(ANE))
+        async with await Sysmontap.create(dvt, interval=20) as tap:
+            rows = tap.iter_processes()
+            await anext(rows)
+            misbehaving.silent = True
+            await wait_for(lambda: misbehaving.withheld >= 5)
+            misbehaving.silent, misbehaving.absurd = False, 1
+            async for entries in rows:  # past the rows sent before the silence
+                spoiled = {e["pid"]: e for e in entries}
+                if spoiled[pid]["cpuUsage"] == 1e6:
+                    break
+            sound = {e["pid"]: e for e in await anext(rows)}
+    assert (spoiled[pid]["cpuUsage"], spoiled[pid]["physFootprint"]) == (1e6, -4096)
+    assert spoiled[61]["physFootprint"] > 0 and sound[pid]["physFootprint"] > 0
+
+
 async def test_graphics_shows_the_gpu_busy_for_a_gpu_arm_only(dvt: Any) -> None:
     from pymobiledevice3.services.dvt.instruments.graphics import Graphics
 

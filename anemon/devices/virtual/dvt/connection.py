@@ -8,7 +8,8 @@ refused (ERROR). Calls on channel c are answered with the same identifier, conve
 OK (nothing returned), OBJECT (a value) or ERROR (an NSError). The phone's own messages on c
 go out with conversation 0 on the wire code -c, never expecting a reply. A message that is
 well framed but unreadable is counted in `DtxStats` and logged in one line (answered with an
-ERROR if it expects a reply); one that breaks the framing ends the connection. When the
+ERROR if it expects a reply); one that breaks the framing ends the connection (counted and
+logged in one line too). When the
 connection ends every open service is closed (what a service holds ends with it).
 """
 
@@ -29,6 +30,7 @@ from anemon.devices.virtual.dvt.wire import (
     encode,
     read_message,
 )
+from anemon.devices.virtual.plist_io import ProtocolViolation
 
 CONTROL = 0
 CAPABILITIES = "_notifyOfPublishedCapabilities:"
@@ -78,6 +80,8 @@ class DtxStats:
     connections: int = 0
     malformed: int = 0
     """Well-framed messages it could not read (or calls with arguments it could not use)."""
+    broken: int = 0
+    """Connections dropped because the host broke the framing."""
     refused_channels: int = 0
     calls: dict[str, int] = field(default_factory=dict)
 
@@ -156,6 +160,9 @@ class DtxConnection:
                 message = await read_message(self.reader)
                 await self._answer(message)
                 await self.writer.drain()
+        except ProtocolViolation as e:
+            self.stats.broken += 1
+            log.warning("virtual iPhone (DVT): dropping a connection: %s", e)
         finally:
             for code in list(self.channels):
                 self._cancel(code)
@@ -238,6 +245,6 @@ async def serve_dtx(
     services: Mapping[str, ServiceFactory],
     stats: DtxStats,
 ) -> None:
-    """Serve one DTX connection on this stream pair until the host hangs up (or breaks the
-    framing: ProtocolViolation, for the server to log)."""
+    """Serve one DTX connection on this stream pair until the host hangs up or breaks the
+    framing."""
     await DtxConnection(reader, writer, services, stats).serve()

@@ -5,12 +5,14 @@ answers with one message (the client drops it) and then, every `ur` ms, sends a 
 rows: `{Type: 7, Processes: {pid: [a value per procAttrs]}}` (the bench app, SpringBoard and
 the rest) and `{Type: 33, SystemCPUUsage, System: [a value per sysAttrs]}`. cpuUsage is % of one
 core, None in a process's first sample (there is no interval to measure it over yet);
-physFootprint and memResidentSize are bytes. `stop` ends the rows.
+physFootprint and memResidentSize are bytes. `stop` ends the rows. What a flaky phone does
+is `Misbehaviour`'s: rows withheld, or the app's values absurd.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from anemon.devices.virtual.dvt.connection import Channel, unknown
@@ -27,6 +29,22 @@ SYSTEM_BYTES = 3_200_000_000
 CPU_COUNT = 6
 DEFAULT_MS = 500
 
+ABSURD = {"cpuUsage": 1e6, "physFootprint": -4096}
+"""What a phone's counters give when they wrap or glitch."""
+
+
+@dataclass
+class Misbehaviour:
+    """What a test makes the phone's sysmontap do wrong (mutable, read at every row)."""
+
+    silent: bool = False
+    """Send no rows (the tap stays open)."""
+    withheld: int = 0
+    """Rows not sent so far because of `silent`."""
+    absurd: int = 0
+    """How many of the next rows carry absurd values for the running app."""
+
+
 _PROCESS: Mapping[str, Callable[[Usage], Any]] = {
     "pid": lambda u: u.pid,
     "name": lambda u: u.name,
@@ -38,8 +56,15 @@ _PROCESS: Mapping[str, Callable[[Usage], Any]] = {
 
 
 class Sysmontap:
-    def __init__(self, channel: Channel, sim: Processes, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        channel: Channel,
+        sim: Processes,
+        clock: Callable[[], float],
+        misbehaving: Misbehaviour,
+    ) -> None:
         self.channel, self.sim, self.clock = channel, sim, clock
+        self.misbehaving = misbehaving
         self.config: Mapping[str, Any] = {}
         self._seen: set[int] = set()
 
@@ -72,11 +97,15 @@ class Sysmontap:
         return [str(n) for n in names] if isinstance(names, list) else []
 
     def _sample(self) -> None:
+        if self.misbehaving.silent:
+            self.misbehaving.withheld += 1
+            return
         usage = self.sim.usage()
         mach = int(self.clock() * 24_000_000)  # the 24 MHz timebase
         processes = {u.pid: [self._value(name, u) for name in self._names("procAttrs")]
                      for u in usage}  # fmt: skip
         self._seen |= {u.pid for u in usage}
+        self._spoil(processes)
         system = self._system(usage)
         cpu = sum(u.cpu_pct for u in usage)
         self.channel.send([
@@ -87,6 +116,15 @@ class Sysmontap:
                                 "CPU_SystemLoad": cpu * 0.2},
              "System": [system.get(name) for name in self._names("sysAttrs")]},
         ])  # fmt: skip
+
+    def _spoil(self, processes: dict[int, list[Any]]) -> None:
+        if self.misbehaving.absurd <= 0:
+            return
+        self.misbehaving.absurd -= 1
+        names = self._names("procAttrs")
+        for pid in self.sim.running() & set(processes):
+            for index, name in enumerate(names):
+                processes[pid][index] = ABSURD.get(name, processes[pid][index])
 
     def _value(self, name: str, usage: Usage) -> Any:
         if name == "cpuUsage":
