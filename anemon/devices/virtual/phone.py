@@ -1,9 +1,9 @@
 """The virtual iPhone: a simulated phone reachable by the real pymobiledevice3 client.
 
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
-(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, and DVT on a phone below iOS
-17 with the developer disk image: `developer_image=True`) is reached through usbmuxd
-`Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several
+(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, the crash report services,
+and DVT on a phone below iOS 17 with the developer disk image: `developer_image=True`) is
+reached through usbmuxd `Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several
 phones, with distinct UDIDs, behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is an
 unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
 back in.
