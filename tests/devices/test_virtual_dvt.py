@@ -279,3 +279,21 @@ async def test_a_broken_frame_drops_that_connection_only(
         async with process_control(lockdown) as pc:
             assert await pc.process_identifier_for_bundle_identifier(BUNDLE) == 0
     assert ios16.instruments is not None and ios16.instruments.stats.broken == 1
+
+
+async def test_an_ios17_phone_has_instruments_but_no_dvt_over_lockdown(
+    sim: SimulatedIPhone, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """From iOS 17 DVT is reached through an RSD tunnel only: the instruments are there for
+    it (`phone.instruments.serve`), lockdown refuses the service."""
+    from pymobiledevice3.exceptions import InvalidServiceError
+
+    phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version="17.5", developer_image=True)
+    assert phone.instruments is not None
+    async with phone, asyncio.timeout(TIMEOUT_S):
+        monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
+        async with connected(tmp_path) as lockdown:
+            with pytest.raises(InvalidServiceError):
+                await lockdown.start_lockdown_service(
+                    "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
+                )
