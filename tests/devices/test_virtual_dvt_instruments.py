@@ -211,3 +211,20 @@ async def test_a_jetsam_report_is_announced_listed_and_read(
 async def wait_for(condition: Any) -> None:
     while not condition():
         await asyncio.sleep(0.01)
+
+
+async def test_a_waived_memory_limit_spares_the_app_a_jetsam(
+    dvt: Any, sim: SimulatedIPhone
+) -> None:
+    from pymobiledevice3.exceptions import DisableMemoryLimitError
+    from pymobiledevice3.services.dvt.instruments.process_control import ProcessControl
+
+    async with asyncio.timeout(TIMEOUT_S), ProcessControl(dvt) as pc:
+        pid = int(await pc.launch(BUNDLE, environment={**sustain(ANE), "AB_ARM": "leaky"}))
+        await pc.disable_memory_limit_for_pid(pid)
+        with pytest.raises(DisableMemoryLimitError):
+            await pc.disable_memory_limit_for_pid(pid + 1000)  # no such process
+        await wait_for(lambda: next(u for u in sim.usage() if u.pid == pid).footprint_bytes
+                       > 3.2 * GB)  # fmt: skip
+        sim.advance(5)
+        assert pid in sim.running() and sim.exit_of(pid) is None
