@@ -91,15 +91,15 @@ async def test_a_flaky_phone_withholds_rows_and_sends_absurd_values(
     from pymobiledevice3.services.dvt.instruments.sysmontap import Sysmontap
 
     assert phone.instruments is not None
-    misbehaving = phone.instruments.misbehaving
+    quirks = phone.instruments.quirks
     async with asyncio.timeout(TIMEOUT_S):
         pid = await launch(dvt, sustain(ANE))
         async with await Sysmontap.create(dvt, interval=20) as tap:
             rows = tap.iter_processes()
             await anext(rows)
-            misbehaving.silent = True
-            await wait_for(lambda: misbehaving.withheld >= 5)
-            misbehaving.silent, misbehaving.absurd = False, 1
+            quirks.silent = True
+            await wait_for(lambda: quirks.withheld >= 5)
+            quirks.silent, quirks.absurd = False, 1
             async for entries in rows:  # past the rows sent before the silence
                 spoiled = {e["pid"]: e for e in entries}
                 if spoiled[pid]["cpuUsage"] == 1e6:
@@ -107,6 +107,39 @@ async def test_a_flaky_phone_withholds_rows_and_sends_absurd_values(
             sound = {e["pid"]: e for e in await anext(rows)}
     assert (spoiled[pid]["cpuUsage"], spoiled[pid]["physFootprint"]) == (1e6, -4096)
     assert spoiled[61]["physFootprint"] > 0 and sound[pid]["physFootprint"] > 0
+
+
+class RecordingChannel:
+    """A channel that records what a service sends and how often it asks to."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+        self.periods: list[float] = []
+
+    def send(self, value: Any) -> None:
+        self.sent.append(value)
+
+    def every(self, period_s: float, send: Any) -> None:
+        self.periods.append(period_s)
+        send()
+
+    def quiet(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("floor_s", "period_s"), [(0.0, 0.01), (4.0, 4.0)])
+async def test_a_slow_phone_sends_rows_no_faster_than_its_floor(
+    sim: SimulatedIPhone, floor_s: float, period_s: float
+) -> None:
+    """iOS 17+ phones send a row every 3-5 s whatever the host asks (`ur` 10 ms here)."""
+    from anemon.devices.virtual.dvt.sysmontap import Quirks, Sysmontap
+
+    channel = RecordingChannel()
+    tap = Sysmontap(channel, sim, lambda: 0.0, Quirks(floor_s=floor_s))  # type: ignore[arg-type]
+    await tap.call("setConfig:", [{"ur": 10, "procAttrs": ["pid"], "sysAttrs": []}])
+    await tap.call("start", [])
+    assert channel.periods == [period_s]
+    assert len(channel.sent) == 2  # the message the client drops, then the first rows
 
 
 async def test_graphics_shows_the_gpu_busy_for_a_gpu_arm_only(dvt: Any) -> None:
@@ -123,8 +156,7 @@ async def test_graphics_shows_the_gpu_busy_for_a_gpu_arm_only(dvt: Any) -> None:
 
     async with asyncio.timeout(TIMEOUT_S):
         assert await utilisation(GPU) > 80
-        await asyncio.sleep(0.2)  # the ANE arm loaded and generating
-        assert await utilisation(ANE) < 10
+        assert await utilisation(ANE) < 10  # its launch ended the GPU arm's app
 
 
 async def test_a_thermal_condition_is_forced_refused_twice_and_cleared(

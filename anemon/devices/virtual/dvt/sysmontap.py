@@ -5,8 +5,8 @@ answers with one message (the client drops it) and then, every `ur` ms, sends a 
 rows: `{Type: 7, Processes: {pid: [a value per procAttrs]}}` (the bench app, SpringBoard and
 the rest) and `{Type: 33, SystemCPUUsage, System: [a value per sysAttrs]}`. cpuUsage is % of one
 core, None in a process's first sample (there is no interval to measure it over yet);
-physFootprint and memResidentSize are bytes. `stop` ends the rows. What a flaky phone does
-is `Misbehaviour`'s: rows withheld, or the app's values absurd.
+physFootprint and memResidentSize are bytes. `stop` ends the rows. What some phones do is
+`Quirks`'s: rows slower than asked, withheld, or with the app's values absurd.
 """
 
 from __future__ import annotations
@@ -34,9 +34,12 @@ ABSURD = {"cpuUsage": 1e6, "physFootprint": -4096}
 
 
 @dataclass
-class Misbehaviour:
-    """What a test makes the phone's sysmontap do wrong (mutable, read at every row)."""
+class Quirks:
+    """What a test makes the phone's sysmontap do as some phones do (mutable, read at every
+    row; `floor_s` when the tap starts)."""
 
+    floor_s: float = 0.0
+    """Rows no more often than this, whatever `ur` asks (iOS 17+ phones: every 3-5 s)."""
     silent: bool = False
     """Send no rows (the tap stays open)."""
     withheld: int = 0
@@ -61,10 +64,10 @@ class Sysmontap:
         channel: Channel,
         sim: Processes,
         clock: Callable[[], float],
-        misbehaving: Misbehaviour,
+        quirks: Quirks,
     ) -> None:
         self.channel, self.sim, self.clock = channel, sim, clock
-        self.misbehaving = misbehaving
+        self.quirks = quirks
         self.config: Mapping[str, Any] = {}
         self._seen: set[int] = set()
 
@@ -76,7 +79,7 @@ class Sysmontap:
             return None
         if selector == "start":
             self.channel.send({"Status": "started"})  # the client drops this first message
-            self.channel.every(self._period_s(), self._sample)
+            self.channel.every(max(self._period_s(), self.quirks.floor_s), self._sample)
             return None
         if selector == "stop":
             self.channel.quiet()
@@ -97,8 +100,8 @@ class Sysmontap:
         return [str(n) for n in names] if isinstance(names, list) else []
 
     def _sample(self) -> None:
-        if self.misbehaving.silent:
-            self.misbehaving.withheld += 1
+        if self.quirks.silent:
+            self.quirks.withheld += 1
             return
         usage = self.sim.usage()
         mach = int(self.clock() * 24_000_000)  # the 24 MHz timebase
@@ -118,9 +121,9 @@ class Sysmontap:
         ])  # fmt: skip
 
     def _spoil(self, processes: dict[int, list[Any]]) -> None:
-        if self.misbehaving.absurd <= 0:
+        if self.quirks.absurd <= 0:
             return
-        self.misbehaving.absurd -= 1
+        self.quirks.absurd -= 1
         names = self._names("procAttrs")
         for pid in self.sim.running() & set(processes):
             for index, name in enumerate(names):
