@@ -15,7 +15,7 @@ import pytest
 from anemon.devices.virtual import VirtualIPhone
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
 from tests.devices.helpers import BUNDLE
-from tests.devices.test_virtual_dvt import connected, running_ios16
+from tests.devices.test_virtual_dvt import connected, running_ios16, wait_for
 
 TIMEOUT_S = 20
 ANE = "minicpm5_1b_ane_pal8"
@@ -238,11 +238,6 @@ async def test_a_jetsam_report_is_announced_listed_and_read(
     body = json.loads(data.decode().partition("\n")[2])
     [app] = [p for p in body["processes"] if p["pid"] == pid]
     assert app["reason"] == "per-process-limit" and pid not in sim.running()
-
-
-async def wait_for(condition: Any) -> None:
-    while not condition():
-        await asyncio.sleep(0.01)
 
 
 async def test_a_waived_memory_limit_spares_the_app_a_jetsam(
