@@ -91,15 +91,15 @@ async def test_a_flaky_phone_withholds_rows_and_sends_absurd_values(
     from pymobiledevice3.services.dvt.instruments.sysmontap import Sysmontap
 
     assert phone.instruments is not None
-    quirks = phone.instruments.quirks
+    misbehaving = phone.instruments.misbehaving
     async with asyncio.timeout(TIMEOUT_S):
         pid = await launch(dvt, sustain(ANE))
         async with await Sysmontap.create(dvt, interval=20) as tap:
             rows = tap.iter_processes()
             await anext(rows)
-            quirks.silent = True
-            await wait_for(lambda: quirks.withheld >= 5)
-            quirks.silent, quirks.absurd = False, 1
+            misbehaving.silent = True
+            await wait_for(lambda: misbehaving.withheld >= 5)
+            misbehaving.silent, misbehaving.absurd = False, 1
             async for entries in rows:  # past the rows sent before the silence
                 spoiled = {e["pid"]: e for e in entries}
                 if spoiled[pid]["cpuUsage"] == 1e6:
@@ -132,10 +132,10 @@ async def test_a_slow_phone_sends_rows_no_faster_than_its_floor(
     sim: SimulatedIPhone, floor_s: float, period_s: float
 ) -> None:
     """iOS 17+ phones send a row every 3-5 s whatever the host asks (`ur` 10 ms here)."""
-    from anemon.devices.virtual.dvt.sysmontap import Quirks, Sysmontap
+    from anemon.devices.virtual.dvt.sysmontap import Misbehaviour, Sysmontap
 
     channel = RecordingChannel()
-    tap = Sysmontap(channel, sim, lambda: 0.0, Quirks(floor_s=floor_s))  # type: ignore[arg-type]
+    tap = Sysmontap(channel, sim, lambda: 0.0, Misbehaviour(floor_s=floor_s))  # type: ignore[arg-type]
     await tap.call("setConfig:", [{"ur": 10, "procAttrs": ["pid"], "sysAttrs": []}])
     await tap.call("start", [])
     assert channel.periods == [period_s]

@@ -23,7 +23,7 @@ class Instruments:
     """The DVT services of one phone over `sim` (its installed apps `bundles`, its clock in
     Unix seconds `clock`), looking at the app every `poll_s` and sampling the GPU every
     `graphics_s`; what it saw is in `stats`, the condition it holds in `conditions`, and
-    `quirks` is what a test makes it do wrong."""
+    `misbehaving` is what a test makes it do as some phones do."""
 
     def __init__(
         self,
@@ -39,7 +39,7 @@ class Instruments:
         self.poll_s, self.graphics_s = poll_s, graphics_s
         self.stats = DtxStats()
         self.conditions = Conditions(sim, condition_changed)
-        self.quirks = sysmontap.Quirks()
+        self.misbehaving = sysmontap.Misbehaviour()
 
     def services(self) -> dict[str, ServiceFactory]:
         sim, clock = self.sim, self.clock
@@ -51,7 +51,7 @@ class Instruments:
             processcontrol.IDENTIFIER: process_control,
             deviceinfo.IDENTIFIER: lambda channel: deviceinfo.DeviceInfo(channel, sim),
             sysmontap.IDENTIFIER: lambda channel: sysmontap.Sysmontap(channel, sim, clock,
-                                                                      self.quirks),
+                                                                      self.misbehaving),
             graphics.IDENTIFIER: lambda channel: graphics.Graphics(channel, sim, clock,
                                                                    self.graphics_s),
             conditions.IDENTIFIER: lambda channel: conditions.ConditionInducer(

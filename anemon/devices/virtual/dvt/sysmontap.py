@@ -6,7 +6,7 @@ rows: `{Type: 7, Processes: {pid: [a value per procAttrs]}}` (the bench app, Spr
 the rest) and `{Type: 33, SystemCPUUsage, System: [a value per sysAttrs]}`. cpuUsage is % of one
 core, None in a process's first sample (there is no interval to measure it over yet);
 physFootprint and memResidentSize are bytes. `stop` ends the rows. What some phones do is
-`Quirks`'s: rows slower than asked, withheld, or with the app's values absurd.
+`Misbehaviour`'s: rows slower than asked, withheld, or with the app's values absurd.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ ABSURD = {"cpuUsage": 1e6, "physFootprint": -4096}
 
 
 @dataclass
-class Quirks:
+class Misbehaviour:
     """What a test makes the phone's sysmontap do as some phones do (mutable, read at every
     row; `floor_s` when the tap starts)."""
 
@@ -64,10 +64,10 @@ class Sysmontap:
         channel: Channel,
         sim: Processes,
         clock: Callable[[], float],
-        quirks: Quirks,
+        misbehaving: Misbehaviour,
     ) -> None:
         self.channel, self.sim, self.clock = channel, sim, clock
-        self.quirks = quirks
+        self.misbehaving = misbehaving
         self.config: Mapping[str, Any] = {}
         self._seen: set[int] = set()
 
@@ -79,7 +79,7 @@ class Sysmontap:
             return None
         if selector == "start":
             self.channel.send({"Status": "started"})  # the client drops this first message
-            self.channel.every(max(self._period_s(), self.quirks.floor_s), self._sample)
+            self.channel.every(max(self._period_s(), self.misbehaving.floor_s), self._sample)
             return None
         if selector == "stop":
             self.channel.quiet()
@@ -100,8 +100,8 @@ class Sysmontap:
         return [str(n) for n in names] if isinstance(names, list) else []
 
     def _sample(self) -> None:
-        if self.quirks.silent:
-            self.quirks.withheld += 1
+        if self.misbehaving.silent:
+            self.misbehaving.withheld += 1
             return
         usage = self.sim.usage()
         mach = int(self.clock() * 24_000_000)  # the 24 MHz timebase
@@ -121,9 +121,9 @@ class Sysmontap:
         ])  # fmt: skip
 
     def _spoil(self, processes: dict[int, list[Any]]) -> None:
-        if self.quirks.absurd <= 0:
+        if self.misbehaving.absurd <= 0:
             return
-        self.quirks.absurd -= 1
+        self.misbehaving.absurd -= 1
         names = self._names("procAttrs")
         for pid in self.sim.running() & set(processes):
             for index, name in enumerate(names):
