@@ -6,7 +6,10 @@ backend (or the pymobiledevice3 command line) talks to it, the address its lockd
 on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
 (`--console PROCESS`, instead of `--bundle`/`--log`). With `--count N` or several `--udid`,
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
-plan's `device.id` picks its phone). Ctrl-C stops it.
+plan's `device.id` picks its phone). Each phone is an iOS 16 phone with the developer disk
+image mounted (`--ios` for another version): DVT's process control launches and kills the
+simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it; a condition
+forced or cleared through DVT (ConditionInducer) is said on stderr. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import math
 import sys
+import time
 from collections.abc import Sequence
 
+from anemon.devices.virtual.dvt import SERVICE_NAME as DVT
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.server import LoopbackServer
@@ -26,6 +32,8 @@ from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
 DEFAULT_BUNDLE = "com.example.bench"
 DEFAULT_ARM = "minicpm5_1b_ane_pal8"
+DEFAULT_IOS = "16.7.10"
+"""Before 17: DVT is a lockdown service (from 17 on it needs a tunnel)."""
 MAX_COUNT = 64
 EXIT_USAGE = 2
 """argparse's exit status for bad options (a count out of range, a UDID given twice)."""
@@ -35,6 +43,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m anemon.devices.virtual", description=__doc__)
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE, help="the bench app's bundle id")
     parser.add_argument("--arm", default=DEFAULT_ARM, help="AB_MODEL of the launch")
+    parser.add_argument("--ios", default=DEFAULT_IOS, help="the iOS version the phones report")
     parser.add_argument("--speed", type=float, default=1.0, help="simulated seconds per second")
     parser.add_argument("--seconds", type=float, default=0, help="stop after this long (0: never)")
     parser.add_argument(
@@ -80,11 +89,12 @@ async def serve(args: argparse.Namespace) -> None:
     sims: list[SimulatedIPhone] = []
     phones: list[VirtualIPhone] = []
     for number, udid in enumerate(args.udids, start=1):
-        sim = SimulatedIPhone(SimConfig(seed=number - 1))
+        sim = SimulatedIPhone(SimConfig(seed=number - 1, epoch_s=time.time()))  # reports' dates
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
         phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name,
+                                    product_version=args.ios, developer_image=True,
                                     system_load_s=args.system_load or None))  # fmt: skip
     usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
@@ -92,15 +102,24 @@ async def serve(args: argparse.Namespace) -> None:
         print(f"export USBMUXD_SOCKET_ADDRESS={usbmuxd.address}", flush=True)
         for phone, net in zip(phones, networks, strict=True):
             print(describe(phone, net, args.bundle), file=sys.stderr, flush=True)
+            if phone.instruments is not None:
+                phone.instruments.conditions.changed = functools.partial(tell_condition, phone)
         if len(phones) > 1:
             print('# one plan per phone: [device] kind = "pymobiledevice3", id = its UDID',
                   file=sys.stderr, flush=True)  # fmt: skip
         await advance(sims, args.speed, args.seconds)
 
 
+def tell_condition(phone: VirtualIPhone, profile: str) -> None:
+    """A condition forced or cleared over DVT: one line, so whoever drives the phone sees it."""
+    what = f"condition {profile} active" if profile else "no condition active"
+    print(f"# {phone.name} {phone.udid}: {what}", file=sys.stderr, flush=True)
+
+
 def describe(phone: VirtualIPhone, net: NetworkLockdownd, bundle: str) -> str:
     return (
-        f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {bundle} "
+        f"# {phone.name} {phone.udid}, iOS {phone.product_version}"
+        f"{' (DVT over lockdown)' if phone.service_handler(DVT) else ''}; the app {bundle} "
         f"writes Documents/sustain/bench.log; over the network: "
         f"--connect network --host {net.address}; its console: "
         f"--console {phone.os_trace.process.name}"
