@@ -79,10 +79,9 @@ def _exception(body: Mapping[str, Any]) -> str:
     if not isinstance(exception, Mapping):
         return "the app crashed"
     kind, signal = exception.get("type"), exception.get("signal")
-    said = " ".join(
-        f"{v}" if i == 0 else f"({v})" for i, v in enumerate(x for x in (kind, signal) if x)
-    )
-    return said or "the app crashed"
+    if kind and signal:
+        return f"{kind} ({signal})"
+    return str(kind or signal or "the app crashed")
 
 
 def _int(value: Any) -> int | None:
