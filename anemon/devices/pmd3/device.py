@@ -41,7 +41,7 @@ from anemon.devices.pmd3.errors import AppNotInstalled
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
 from anemon.devices.pmd3.session import DvtSession
-from anemon.devices.pmd3.watch import AppWatch, Warnings
+from anemon.devices.pmd3.watch import SILENT_S, AppWatch, Pace, Warnings
 from anemon.errors import AnemonError
 from anemon.sources.items import LogItem
 
@@ -69,6 +69,7 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
         poll_s: float = 2.0,
         power_s: float = 1.0,
         process_s: float = 1.0,
+        silent_s: float = SILENT_S,
         reconnect_s: float = 2.0,
         pairing_records_cache_folder: Path | None = None,
     ) -> None:
@@ -86,6 +87,8 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
         self.power_s = power_s
         self.process_s = process_s
         """How often sysmontap samples the app (plan `device.process_s`)."""
+        self.silent_s = silent_s
+        """sysmontap silent this long is a gap (real seconds)."""
         self.reconnect_s = reconnect_s
         self.power_reader = PowerReader(self.connection)
         """IOPMPowerSource over one diagnostics connection, shared by `power` and `telemetry`."""
@@ -162,8 +165,8 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
 
     def watch(self, bundle: str) -> AsyncIterator[AppNews]:
         """The app's exits, samples every `process_s`, crash reports, over the DVT session."""
-        watch = AppWatch(self.dvt, bundle, process_s=self.process_s,
-                         reconnect_s=self.reconnect_s, warnings=self.warnings)  # fmt: skip
+        pace = Pace(self.process_s, self.poll_s, self.reconnect_s, self.silent_s)
+        watch = AppWatch(self.dvt, bundle, pace, self.warnings)
         return watch.news()
 
     async def hold_condition(self, profile: str) -> str:

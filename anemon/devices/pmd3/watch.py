@@ -3,12 +3,13 @@ crash report service: `AppWatch.news()` yields its exits, samples, crash reports
 
 Four streams, each in a task of its own, into one queue:
 - exits: the termination message as it comes, and `processIdentifierForBundleIdentifier:`
-  every EXIT_POLL_S in case the phone sends none (jetsam);
+  every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none;
 - sysmontap every `process_s` (a phone may deliver every 3-5 s: what comes is yielded, nothing
-  is filled in); silent for SILENT_S it is a gap, not a crash;
+  is filled in); silent for `silent_s` (SILENT_S) it is a gap, not a crash;
 - graphics (`Device Utilization %`);
-- crash reports: the CrashReporter folder listed every REPORTS_POLL_S; what was there when the
-  watch began is not this run's.
+- crash reports: the CrashReporter folder listed every `poll_s` (at least MIN_POLL_S): what
+  was there when the watch began is not this run's.
+All in real seconds, as the backend keeps its own time.
 A stream that fails (the phone away, a channel refused) is a gap with its reason, and tries
 again after `reconnect_s`, doubled up to RETRY_MAX_S; the DVT connection is reopened by the
 session alone.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anemon.devices.base import AppExit, AppGap, AppNews
@@ -30,8 +32,22 @@ if TYPE_CHECKING:
 EXIT_POLL_S = 1.5
 SILENT_S = 10.0
 """sysmontap silent this long (real seconds) is a gap."""
-REPORTS_POLL_S = 2.0
+MIN_POLL_S = 0.1
 RETRY_MAX_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How often the watch looks, in real seconds."""
+
+    process_s: float = 1.0
+    """sysmontap's interval (plan `device.process_s`)."""
+    poll_s: float = 2.0
+    """The crash report listing's and the exit poll's (the log's pull, plan `device.poll_s`)."""
+    reconnect_s: float = 2.0
+    """The first wait before a failed stream tries again."""
+    silent_s: float = SILENT_S
+    """sysmontap silent this long is a gap."""
 
 
 class Warnings:
@@ -49,12 +65,13 @@ class Warnings:
 class AppWatch:
     """The news of one bundle from the session's launches, until closed."""
 
-    def __init__(self, session: DvtSession, bundle: str, *, process_s: float,
-                 reconnect_s: float, warnings: Warnings) -> None:  # fmt: skip
+    def __init__(self, session: DvtSession, bundle: str, pace: Pace, warnings: Warnings) -> None:
         self.session = session
         self.bundle = bundle
-        self.process_s = process_s
-        self.reconnect_s = reconnect_s
+        self.process_s = pace.process_s
+        self.poll_s = max(pace.poll_s, MIN_POLL_S)
+        self.silent_s = pace.silent_s
+        self.reconnect_s = pace.reconnect_s
         self.warnings = warnings
         self._queue: asyncio.Queue[AppNews] = asyncio.Queue()
         self._exited: set[int] = set()
@@ -106,7 +123,7 @@ class AppWatch:
     async def _exits(self, back: Callable[[], None]) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(EXIT_POLL_S):
+                async with asyncio.timeout(min(EXIT_POLL_S, self.poll_s)):
                     self._exit(await self.session.exits.get())
                     continue
             pid = self.session.pid
@@ -146,10 +163,11 @@ class AppWatch:
         rows = aiter(tap)
         while True:
             try:
-                async with asyncio.timeout(SILENT_S):
+                async with asyncio.timeout(self.silent_s):
                     row = await anext(rows)
             except TimeoutError:
-                self._put(AppGap("sysmontap", "begin", f"sysmontap silent for {SILENT_S:g} s"))
+                silent = f"sysmontap silent for {self.silent_s:g} s"
+                self._put(AppGap("sysmontap", "begin", silent))
                 row = await anext(rows)
                 self._put(AppGap("sysmontap", "end", "sysmontap back"))
             back()
@@ -186,7 +204,7 @@ class AppWatch:
                 seen = set(await manager.ls("/"))
                 back()
                 while True:
-                    await asyncio.sleep(REPORTS_POLL_S)
+                    await asyncio.sleep(self.poll_s)
                     for name in sorted(set(await manager.ls("/")) - seen):
                         seen.add(name)
                         await self._report(manager, name)
