@@ -52,6 +52,19 @@ class PhoneTelemetry:
     """The battery's full charge capacity (`NominalChargeCapacity`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class AppExit:
+    """How a launch of the app ended, as the kernel tells it."""
+
+    code: int | None
+    """Its exit status when it ended by itself (0 after its END line), else None."""
+    signal: int | None
+    """The signal that killed it (9: killed by the host, or by jetsam), else None."""
+
+
+SIGKILL = 9
+
+
 class SimulatedIPhone:
     """A phone with the bench app installed, deterministic for a given config and driving."""
 
@@ -71,6 +84,7 @@ class SimulatedIPhone:
         self._containers = Containers()
         self._arm_launches: dict[str, int] = {}
         self._apps: dict[int, BenchApp] = {}
+        self._exits: dict[int, AppExit] = {}
         self._launches = 0
         self._grid_t = 0.0
         self._heat_sum = HeatAccumulator()
@@ -113,12 +127,26 @@ class SimulatedIPhone:
         app = self._apps.pop(pid, None)
         if app is None:
             return
+        self._exits[pid] = AppExit(code=None, signal=SIGKILL)
         if app.phase == "loading" and self.config.busy_after_kill_mid_load_s > 0:
             self.gate.busy_for(self.now, self.config.busy_after_kill_mid_load_s)
         app.killed(self)
 
     def running(self) -> set[int]:
         return set(self._apps)
+
+    def pid_of(self, bundle: str) -> int:
+        """The pid of the running app of `bundle`, 0 if none runs."""
+        return next((p for p, a in self._apps.items() if a.setup.bundle == bundle), 0)
+
+    def log_path(self, pid: int) -> str | None:
+        """The container path the running app `pid` writes its log to (None: not running)."""
+        app = self._apps.get(pid)
+        return app.setup.params.log_path if app else None
+
+    def exit_of(self, pid: int) -> AppExit | None:
+        """How the launch `pid` ended (None: still running, or never launched)."""
+        return self._exits.get(pid)
 
     @property
     def plugged(self) -> bool:
@@ -242,6 +270,7 @@ class SimulatedIPhone:
         app.fire(self)
         if app.exited:
             self._apps.pop(app.pid, None)
+            self._exits[app.pid] = AppExit(code=0, signal=None)
 
     def _fire_timer(self) -> None:
         heapq.heappop(self._timers)[-1]()

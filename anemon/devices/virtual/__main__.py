@@ -6,7 +6,9 @@ backend (or the pymobiledevice3 command line) talks to it, the address its lockd
 on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
 (`--console PROCESS`, instead of `--bundle`/`--log`). With `--count N` or several `--udid`,
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
-plan's `device.id` picks its phone). Ctrl-C stops it.
+plan's `device.id` picks its phone). Each phone is an iOS 16 phone with the developer disk
+image mounted (`--ios` for another version): DVT's process control launches and kills the
+simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
 DEFAULT_BUNDLE = "com.example.bench"
 DEFAULT_ARM = "minicpm5_1b_ane_pal8"
+DEFAULT_IOS = "16.7.10"
+"""Before 17: DVT is a lockdown service (from 17 on it needs a tunnel)."""
 MAX_COUNT = 64
 EXIT_USAGE = 2
 """argparse's exit status for bad options (a count out of range, a UDID given twice)."""
@@ -34,6 +38,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m anemon.devices.virtual", description=__doc__)
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE, help="the bench app's bundle id")
     parser.add_argument("--arm", default=DEFAULT_ARM, help="AB_MODEL of the launch")
+    parser.add_argument("--ios", default=DEFAULT_IOS, help="the iOS version the phones report")
     parser.add_argument("--speed", type=float, default=1.0, help="simulated seconds per second")
     parser.add_argument("--seconds", type=float, default=0, help="stop after this long (0: never)")
     parser.add_argument(
@@ -78,7 +83,8 @@ async def serve(args: argparse.Namespace) -> None:
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
-        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name))
+        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name,
+                                    product_version=args.ios, developer_image=True))  # fmt: skip
     usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
         networks = [await stack.enter_async_context(NetworkLockdownd(p)) for p in phones]
@@ -93,7 +99,8 @@ async def serve(args: argparse.Namespace) -> None:
 
 def describe(phone: VirtualIPhone, net: NetworkLockdownd, bundle: str) -> str:
     return (
-        f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {bundle} "
+        f"# {phone.name} {phone.udid}, iOS {phone.product_version}"
+        f"{' (DVT over lockdown: launch, kill)' if phone.instruments else ''}; the app {bundle} "
         f"writes Documents/sustain/bench.log; over the network: "
         f"--connect network --host {net.address}; its console: "
         f"--console {phone.os_trace.process.name}"
