@@ -9,20 +9,23 @@ service); the iOS 17+ RSD route adds its own value to ROUTES (`dvt_phone` builds
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from anemon.analysis.summary import summarize
 from anemon.clock import RealClock
 from anemon.control.plan import Plan, parse_plan
 from anemon.devices.pmd3 import Pmd3Device
-from anemon.devices.virtual import VirtualIPhone
+from anemon.devices.virtual import NetworkLockdownd, VirtualIPhone
 from anemon.devices.virtual.ticker import advance
-from anemon.events import Event, PhaseEvent
+from anemon.events import Event, MarkerEvent, PhaseEvent
 from anemon.feeds.plan import PlanRun
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
+from anemon.store import Session
 from tests.devices.helpers import BUNDLE
 
 SPEED = 20.0
@@ -31,6 +34,7 @@ TIMEOUT_S = 90.0
 """An overall bound on a run; never a timing assertion."""
 ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
 ROUTES = ("lockdown",)
+Operator = Callable[[PlanRun], Coroutine[Any, Any, None]]
 VERSIONS = {"lockdown": "16.7.10"}
 
 
@@ -67,6 +71,7 @@ class DvtPhone:
     sim: SimulatedIPhone
     pair: Path
     route: str
+    speed: float
     devices: list[Pmd3Device] = field(default_factory=list)
 
     def device(self, **options: object) -> Pmd3Device:
@@ -88,16 +93,26 @@ def sim_config() -> SimConfig:
 
 
 @pytest.fixture
+def speed() -> float:
+    """Plan (and simulated) seconds per real second."""
+    return SPEED
+
+
+@pytest.fixture
 async def dvt_phone(
-    route: str, sim_config: SimConfig, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    route: str,
+    sim_config: SimConfig,
+    speed: float,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> AsyncIterator[DvtPhone]:
     sim = SimulatedIPhone(sim_config)
     virtual = VirtualIPhone(sim, bundles=[BUNDLE], product_version=VERSIONS[route],
                             developer_image=True, console_poll_s=0.02)  # fmt: skip
     async with virtual:
         monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", virtual.usbmux_address)
-        ticker = asyncio.create_task(advance([sim], speed=SPEED, tick_s=0.02))
-        phone = DvtPhone(virtual, sim, tmp_path / "pair", route)
+        ticker = asyncio.create_task(advance([sim], speed=speed, tick_s=0.02))
+        phone = DvtPhone(virtual, sim, tmp_path / "pair", route, speed)
         try:
             yield phone
         finally:
@@ -121,12 +136,17 @@ async def run_plan(
     plan: Plan,
     *,
     record: Path | None = None,
-    operator: Callable[[PlanRun], object] | None = None,
+    operator: Operator | None = None,
 ) -> Ran:
-    run = PlanRun(plan, RealClock(speed=SPEED), record=record, device=phone.device())
+    """Run `plan` on a backend for `phone`, `operator(run)` beside it."""
+    run = PlanRun(plan, RealClock(speed=phone.speed), record=record, device=phone.device())
+    return await run_prepared(run, operator)
+
+
+async def run_prepared(run: PlanRun, operator: Operator | None = None) -> Ran:
     events: list[Event] = []
     run.pipeline.subscribe(events.append)
-    operating = asyncio.create_task(operator(run)) if operator is not None else None  # type: ignore[arg-type]
+    operating = asyncio.create_task(operator(run)) if operator is not None else None
     try:
         async with asyncio.timeout(TIMEOUT_S):
             await run.run()
@@ -215,3 +235,95 @@ async def test_the_phone_vanishing_mid_arm_and_coming_back(dvt_phone: DvtPhone) 
     assert [status for _, status, _ in outcomes(ran)] == ["done", "done"]
     service = "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
     assert dvt_phone.virtual.service_starts[service] == 2  # reconnected once, in one place
+
+
+async def prompted(run: PlanRun, start: str) -> None:
+    while (prompt := run.controller.prompt) is None or not prompt.question.startswith(start):
+        await asyncio.sleep(0.01)
+
+
+async def test_the_battery_protocol_over_the_network_connection(dvt_phone: DvtPhone) -> None:
+    """The cable comes out when asked; DVT, the log and the power readings go over the network
+    (lockdown over TCP); the phone is read unplugged, then plugged back in."""
+    over_network = 'connect = "network"\nhost = "{host}"'
+    text = plan_text("dvt-net", device=over_network).replace(
+        'kind = "sustain"', 'kind = "sustain"\nbattery = "unplugged"'
+    )
+
+    async def operator(run: PlanRun) -> None:
+        await prompted(run, "unplug")
+        dvt_phone.sim.set_plugged(False)
+        await prompted(run, "replug")
+        dvt_phone.sim.set_plugged(True)
+
+    async with NetworkLockdownd(dvt_phone.virtual) as network:
+        plan = parse_plan(text.replace("{host}", network.address), "n.toml")
+        run = PlanRun(plan, RealClock(speed=dvt_phone.speed),
+                      device=dvt_phone.device(connect="network", host=network.address))  # fmt: skip
+        ran = await run_prepared(run, operator)
+    assert [status for _, status, _ in outcomes(ran)] == ["done", "done"]
+    notes = [e.note for e in ran.of(MarkerEvent)]  # type: ignore[attr-defined]
+    assert any(n.startswith("unplug wait: unplugged") for n in notes)
+    assert any(n.startswith("replug wait: replugged") for n in notes)
+    assert [s.arm for s in summarize(ran.run.session) if s.j_per_token is not None] == list(ARMS)
+
+
+CALIBRATION = """
+tag = "calibration"
+[device]
+kind = "{kind}"
+connect = "network"
+host = "{host}"
+poll_s = 0.05
+[protocol]
+battery = "unplugged"
+[cooldown]
+min_s = 180
+until = "none"
+cap_s = 600
+[sim]
+start_thermal = "nominal"
+[[arms]]
+name = "minicpm5_1b_ane_pal8"
+[[arms]]
+name = "minicpm5_1b_gpu_int8"
+"""
+FIGURES = ("decode_mean", "decode_first3", "decode_last3", "thermal_end", "j_per_token")
+
+
+@pytest.mark.parametrize("speed", [40.0])
+async def test_the_calibration_plan_gives_the_simulators_summary_through_dvt(
+    dvt_phone: DvtPhone,
+) -> None:
+    """The notebook's calibration (protocol v1, unplugged over the network) on the `sim`
+    backend in virtual time, then on pymobiledevice3 against the virtual iPhone's simulator:
+    decode, thermal state and J/token per arm within 5 %."""
+    sim_plan = parse_plan(CALIBRATION.format(kind="sim", host="10.0.0.5"), "sim.toml")
+    on_sim = {s.arm: s for s in summarize(await asyncio.to_thread(lambda: sim_run(sim_plan)))}
+
+    async def operator(run: PlanRun) -> None:
+        await prompted(run, "unplug")
+        await asyncio.sleep(5 / dvt_phone.speed)  # as the simulated operator: 5 s after
+        dvt_phone.sim.set_plugged(False)
+        await prompted(run, "replug")
+        await asyncio.sleep(5 / dvt_phone.speed)
+        dvt_phone.sim.set_plugged(True)
+
+    async with NetworkLockdownd(dvt_phone.virtual) as network:
+        text = CALIBRATION.format(kind="pymobiledevice3", host=network.address)
+        run = PlanRun(parse_plan(text, "dvt.toml"), RealClock(speed=dvt_phone.speed),
+                      device=dvt_phone.device(connect="network", host=network.address))  # fmt: skip
+        ran = await run_prepared(run, operator)
+    on_dvt = {s.arm: s for s in summarize(ran.run.session)}
+    for arm in ARMS:
+        for figure in FIGURES:
+            expected, got = getattr(on_sim[arm], figure), getattr(on_dvt[arm], figure)
+            assert expected is not None and got is not None, (arm, figure)
+            assert got == pytest.approx(expected, rel=0.05), (arm, figure)
+
+
+def sim_run(plan: Plan) -> Session:
+    """The plan on the `sim` backend at speed max (its own loop, in a thread)."""
+    from tests.control.helpers import run_plan as run_on_sim
+
+    return run_on_sim(plan).session
