@@ -171,3 +171,21 @@ def test_a_condition_is_said_before_the_first_launch_and_cleared_at_the_end():
     notes = [m.note for m in ran.of(MarkerEvent) if m.source == "controller"]
     assert notes[0].startswith("simulator: a phone would hold ThermalSerious")
     assert notes[-1] == "simulator: a phone would clear the condition now"
+
+
+def test_a_condition_is_cleared_when_the_run_is_stopped_by_sigterm():
+    import os
+    import signal
+
+    async def terminate(feed: PlanRun) -> None:
+        await running(feed, ANE)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    condition = '[device]\ncondition = "ThermalSerious"\n'
+    ran = run_plan(plan(TWO_ARMS, s=SHORT, d=condition), operator=terminate)
+    assert ran.result.aborted
+    notes = [m.note for m in ran.of(MarkerEvent) if m.source == "controller"]
+    assert notes[-1] == "simulator: a phone would clear the condition now"
+    assert next(m for m in ran.of(MarkerEvent) if m.note.startswith("abort session")).t <= (
+        next(m for m in ran.of(MarkerEvent) if m.note == notes[-1]).t
+    )
