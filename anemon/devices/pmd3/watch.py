@@ -75,6 +75,9 @@ class AppWatch:
         self.warnings = warnings
         self._queue: asyncio.Queue[AppNews] = asyncio.Queue()
         self._exited: set[int] = set()
+        self._seen: set[str] | None = None
+        """The reports listed so far: the first listing's are not this run's; one written
+        while the phone was away is new when it is back."""
 
     async def news(self) -> AsyncIterator[AppNews]:
         streams = {"exits": self._exits, "sysmontap": self._sysmon, "graphics": self._graphics,
@@ -162,18 +165,20 @@ class AppWatch:
     async def _rows(self, tap: Any, attributes: list[str], back: Callable[[], None]) -> None:
         rows = aiter(tap)
         while True:
+            # Waited for beside, never cancelled: a cancelled read would end the tap's iterator.
+            row = asyncio.ensure_future(anext(rows))
             try:
-                async with asyncio.timeout(self.silent_s):
-                    row = await anext(rows)
-            except TimeoutError:
-                silent = f"sysmontap silent for {self.silent_s:g} s"
-                self._put(AppGap("sysmontap", "begin", silent))
-                row = await anext(rows)
-                self._put(AppGap("sysmontap", "end", "sysmontap back"))
+                if not (await asyncio.wait({row}, timeout=self.silent_s))[0]:
+                    silent = f"sysmontap silent for {self.silent_s:g} s"
+                    self._put(AppGap("sysmontap", "begin", silent))
+                    await asyncio.wait({row})
+                    self._put(AppGap("sysmontap", "end", "sysmontap back"))
+            finally:
+                row.cancel()
             back()
             pid = self.session.pid
             if pid is not None:
-                self._read(samples.process_sample(row, attributes, pid))
+                self._read(samples.process_sample(row.result(), attributes, pid))
 
     async def _graphics(self, back: Callable[[], None]) -> None:
         from pymobiledevice3.services.dvt.instruments.graphics import Graphics
@@ -201,13 +206,15 @@ class AppWatch:
         provider = await self.session.connection.developer_provider()
         try:
             async with CrashReportsManager(provider) as manager:
-                seen = set(await manager.ls("/"))
+                listed = set(await manager.ls("/"))
+                seen = self._seen = listed if self._seen is None else self._seen
                 back()
                 while True:
-                    await asyncio.sleep(self.poll_s)
-                    for name in sorted(set(await manager.ls("/")) - seen):
+                    for name in sorted(listed - seen):  # new since the watch began
                         seen.add(name)
                         await self._report(manager, name)
+                    await asyncio.sleep(self.poll_s)
+                    listed = set(await manager.ls("/"))
         except Exception as e:
             raise await self.session.failed(e) from e
 
