@@ -235,9 +235,12 @@ class ArmRun:
                 return verdict
 
     def _deadline(self, dog: Watchdog) -> float | None:
-        """The watchdogs' deadline, or the exit's grace if sooner."""
-        times = [t for t in (dog.deadline(), self._exit_deadline) if t is not None]
-        return min(times, default=None)
+        """The watchdogs' deadline, or the exit's grace if sooner; None while the log cannot
+        be pulled (its END may be on the phone: the grace starts again when it is back)."""
+        watchdog = dog.deadline()
+        if watchdog is None:
+            return None
+        return watchdog if self._exit_deadline is None else min(watchdog, self._exit_deadline)
 
     def _timed_out(self, dog: Watchdog) -> str:
         exited, until = self.exited, self._exit_deadline
@@ -258,6 +261,8 @@ class ArmRun:
             return None
         if isinstance(item, GapEvent):
             dog.gap(item.state, t)
+            if item.state == "end" and self._exit_deadline is not None:
+                self._exit_deadline = max(self._exit_deadline, t + self.launch.exit_grace_s)
             return None
         if not isinstance(item, RecordEvent):
             return None
