@@ -8,7 +8,8 @@ on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's co
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
 plan's `device.id` picks its phone). Each phone is an iOS 16 phone with the developer disk
 image mounted (`--ios` for another version): DVT's process control launches and kills the
-simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it. Ctrl-C stops it.
+simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it; a condition
+forced or cleared through DVT (ConditionInducer) is said on stderr. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import sys
+import time
 from collections.abc import Sequence
 
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
@@ -79,7 +82,7 @@ async def serve(args: argparse.Namespace) -> None:
     sims: list[SimulatedIPhone] = []
     phones: list[VirtualIPhone] = []
     for number, udid in enumerate(args.udids, start=1):
-        sim = SimulatedIPhone(SimConfig(seed=number - 1))
+        sim = SimulatedIPhone(SimConfig(seed=number - 1, epoch_s=time.time()))  # reports' dates
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
@@ -91,10 +94,18 @@ async def serve(args: argparse.Namespace) -> None:
         print(f"export USBMUXD_SOCKET_ADDRESS={usbmuxd.address}", flush=True)
         for phone, net in zip(phones, networks, strict=True):
             print(describe(phone, net, args.bundle), file=sys.stderr, flush=True)
+            if phone.instruments is not None:
+                phone.instruments.conditions.changed = functools.partial(tell_condition, phone)
         if len(phones) > 1:
             print('# one plan per phone: [device] kind = "pymobiledevice3", id = its UDID',
                   file=sys.stderr, flush=True)  # fmt: skip
         await advance(sims, args.speed, args.seconds)
+
+
+def tell_condition(phone: VirtualIPhone, profile: str) -> None:
+    """A condition forced or cleared over DVT: one line, so whoever drives the phone sees it."""
+    what = f"condition {profile} active" if profile else "no condition active"
+    print(f"# {phone.name} {phone.udid}: {what}", file=sys.stderr, flush=True)
 
 
 def describe(phone: VirtualIPhone, net: NetworkLockdownd, bundle: str) -> str:
