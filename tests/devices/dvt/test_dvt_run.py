@@ -13,9 +13,10 @@ from anemon.analysis.summary import summarize
 from anemon.clock import RealClock
 from anemon.control.plan import Plan, parse_plan
 from anemon.devices.virtual import NetworkLockdownd
-from anemon.events import MarkerEvent, PhaseEvent
+from anemon.events import CrashEvent, MarkerEvent, PhaseEvent
 from anemon.feeds.plan import PlanRun
 from anemon.simulator import SimArmConfig, SimConfig
+from anemon.simulator.phone import CRASH_REPORTER
 from anemon.store import Session
 from tests.devices.dvt.helpers import (
     ARMS,
@@ -182,3 +183,37 @@ def sim_run(plan: Plan) -> Session:
     from tests.control.helpers import run_plan as run_on_sim
 
     return run_on_sim(plan).session
+
+
+JETSAM = SimConfig(arms={ARMS[0]: SimArmConfig(profile=ARMS[0], fault="jetsam", fault_at_s=10)})
+
+
+@pytest.mark.parametrize("sim_config", [JETSAM])
+async def test_a_jetsam_mid_arm_fails_its_round_and_the_next_arm_runs(
+    dvt_phone: DvtPhone, tmp_path: Path
+) -> None:
+    record = tmp_path / "jetsam.jsonl"
+    killed_at: list[float] = []
+
+    async def watch_the_kill(run: PlanRun) -> None:
+        await running(run, ARMS[0])
+        (pid,) = dvt_phone.sim.running()
+        while pid in dvt_phone.sim.running():
+            await asyncio.sleep(0.01)
+        killed_at.append(run.clock.now())
+
+    ran = await run_plan(dvt_phone, parse_plan(plan_text(), "dvt.toml"), record=record,
+                         operator=watch_the_kill)  # fmt: skip
+    arm, status, reason = outcomes(ran)[0]
+    assert (arm, status) == (ARMS[0], "failed")
+    assert reason.startswith("jetsam: per-process-limit at ") and reason.endswith(" GB")
+    assert outcomes(ran)[1][1] == "done"
+    [crash] = ran.of(CrashEvent)
+    assert (crash.report, crash.arm) == ("jetsam", ARMS[0])  # type: ignore[attr-defined]
+    assert crash.file.startswith("JetsamEvent-")  # type: ignore[attr-defined]
+    kept = tmp_path / f"jetsam.{crash.file}"  # type: ignore[attr-defined]
+    assert kept.read_bytes() == dvt_phone.sim.container_files(CRASH_REPORTER)[crash.file]  # type: ignore[attr-defined]
+    failed = next(e for e in ran.of(PhaseEvent) if e.phase == "aborted")  # type: ignore[attr-defined]
+    assert failed.t - killed_at[0] <= 10  # session seconds: not the stall watchdog's 120 s
+    summary = {s.arm: s for s in summarize(ran.run.session)}
+    assert summary[ARMS[0]].status_reason == reason
