@@ -133,18 +133,6 @@ async def test_anemon_launches_and_kills_over_one_dvt_connection(
     assert ios16.service_starts["com.apple.instruments.remoteserver.DVTSecureSocketProxy"] == 1
 
 
-async def test_the_backend_launches_on_an_ios16_phone(
-    ios16: VirtualIPhone, sim: SimulatedIPhone, tmp_path: Path
-) -> None:
-    device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
-    async with asyncio.timeout(TIMEOUT_S):
-        pid = await device.launch(BUNDLE, ENV)
-        assert sim.running() == {pid}
-        await device.terminate(pid)
-        assert sim.running() == set()
-        await device.close()
-
-
 @pytest.mark.parametrize(
     ("arm", "wanted"),
     [
