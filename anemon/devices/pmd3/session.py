@@ -100,10 +100,15 @@ class DvtSession:
         self, e: BaseException, dvt: Any = None, bundle: str | None = None
     ) -> DeviceError:
         """The DeviceError for `e`; the connection it came from (`dvt`, None: the current one)
-        is dropped when the phone went away, so that the next use reconnects."""
+        is dropped when the phone went away or the DTX stream is confused (the next use
+        reconnects), not for a refusal (an NSError): the connection is sound."""
+        from pymobiledevice3.dtx.exceptions import DTXNSCodingError, DTXProtocolError
+
         error = self.connection.error(e, bundle=bundle)
-        if isinstance(error, DeviceGone):
+        gone = isinstance(error, DeviceGone)
+        if gone or isinstance(e, DTXProtocolError | DTXNSCodingError):
             await self._forget(dvt if dvt is not None else self._dvt)
+        if gone:
             await self.connection.drop()
         return error
 
