@@ -101,6 +101,8 @@ class SimulatedIPhone:
         """(process, message) of what the phone's own processes logged (osanalyticshelper's
         report lines), in order."""
         self._jetsams = 0
+        self._unlimited: set[int] = set()
+        """Apps whose memory limit a developer tool waived (DVT)."""
         self._launches = 0
         self._grid_t = 0.0
         self._heat_sum = HeatAccumulator()
@@ -165,6 +167,14 @@ class SimulatedIPhone:
         apps = [app.usage(self.now) for app in self._apps.values()]
         return apps + [Usage(p.pid, p.name, round(p.footprint_gb * GB), p.cpu_pct, 0.0)
                        for p in SYSTEM]  # fmt: skip
+
+    def waive_memory_limit(self, pid: int) -> bool:
+        """No jetsam for the running app `pid` from now on (what Xcode's tools may ask);
+        whether it runs."""
+        if pid not in self._apps:
+            return False
+        self._unlimited.add(pid)
+        return True
 
     def exit_of(self, pid: int) -> AppExit | None:
         """How the launch `pid` ended (None: still running, or never launched)."""
@@ -326,7 +336,7 @@ class SimulatedIPhone:
         self._grid_t += STEP_S
         limit = self.config.memory_limit_gb * GB
         for app in list(self._apps.values()):
-            if app.usage(self.now).footprint_bytes > limit:
+            if app.pid not in self._unlimited and app.usage(self.now).footprint_bytes > limit:
                 self._jetsam(app)
 
     def _jetsam(self, app: BenchApp) -> None:

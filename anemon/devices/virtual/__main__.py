@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from anemon.devices.virtual.dvt import SERVICE_NAME as DVT
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.server import LoopbackServer
@@ -111,7 +112,7 @@ def tell_condition(phone: VirtualIPhone, profile: str) -> None:
 def describe(phone: VirtualIPhone, net: NetworkLockdownd, bundle: str) -> str:
     return (
         f"# {phone.name} {phone.udid}, iOS {phone.product_version}"
-        f"{' (DVT over lockdown: launch, kill)' if phone.instruments else ''}; the app {bundle} "
+        f"{' (DVT over lockdown)' if phone.service_handler(DVT) else ''}; the app {bundle} "
         f"writes Documents/sustain/bench.log; over the network: "
         f"--connect network --host {net.address}; its console: "
         f"--console {phone.os_trace.process.name}"

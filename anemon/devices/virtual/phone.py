@@ -3,8 +3,9 @@
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
 (lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, the crash report services,
 and DVT on a phone below iOS 17 with the developer disk image: `developer_image=True`) is
-reached through usbmuxd `Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several
-phones, with distinct UDIDs, behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is an
+reached through usbmuxd `Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at
+`usbmux_address` (or put several phones, with distinct UDIDs, behind one
+`usbmuxd.VirtualUsbmuxd`). `detach()` is an
 unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
 back in.
 
@@ -96,15 +97,16 @@ class VirtualIPhone(LoopbackServer):
             crash_reports.MOVER: reports.mover,
         }
         self.instruments: dvt.Instruments | None = None
-        """DVT, served when the developer disk image is mounted on iOS 14-16 (from 17 on it is
-        reached through an RSD tunnel, not lockdown)."""
-        if developer_image and _ios_major(product_version) < 17:
+        """DVT, when the developer disk image is mounted: a lockdown service on iOS 14-16;
+        from 17 on only reachable through an RSD tunnel (`instruments.serve` behind it)."""
+        if developer_image:
             if not isinstance(sim, dvt.Processes):
                 raise TypeError("DVT needs a simulator that launches apps (SimulatedIPhone)")
             self.instruments = dvt.Instruments(
                 sim, self.bundles, self.sim_time_s, poll_s=console_poll_s, graphics_s=graphics_s
             )
-            self._services[dvt.SERVICE_NAME] = self.instruments.serve
+            if _ios_major(product_version) < 17:
+                self._services[dvt.SERVICE_NAME] = self.instruments.serve
 
     # -- life cycle ---------------------------------------------------------------------------
 

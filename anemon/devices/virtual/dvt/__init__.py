@@ -30,8 +30,8 @@ class Instruments:
         sim: Processes,
         bundles: frozenset[str],
         clock: Callable[[], float],
-        *,
         poll_s: float,
+        *,
         graphics_s: float = 1.0,
         condition_changed: Callable[[str], None] | None = None,
     ) -> None:

@@ -47,6 +47,8 @@ class Processes(SimLike, Protocol):
 
     def usage(self) -> list[Usage]: ...
 
+    def waive_memory_limit(self, pid: int) -> bool: ...
+
     def force_thermal(self, state: int | None) -> None: ...
 
     @property
@@ -88,7 +90,8 @@ class ProcessControl:
         if selector in ("startObservingPid:", "stopObservingPid:"):
             return None
         if selector == "requestDisableMemoryLimitsForPid:":
-            return True
+            (pid,) = arguments(args, int)
+            return self.sim.waive_memory_limit(pid)
         raise unknown(selector)
 
     def close(self) -> None:
