@@ -65,8 +65,6 @@ class DvtSession:
         report naming any of them is the app's."""
         self.condition = ""
         """The condition profile held (set again on every reconnection)."""
-        self.opened = 0
-        """How many DVT connections were opened (one per run, plus one per reconnection)."""
         self._dvt: Any = None
         self._pc: Any = None
         self._inducer: Any = None
@@ -89,7 +87,6 @@ class DvtSession:
             service = await dvt.dtx.open_channel(_exit_service(self.exits))
             self._pc = ProcessControl(dvt, service)
             self._dvt = dvt
-            self.opened += 1
             if self.condition:
                 await self._induce(self.condition)
         except Exception as e:
