@@ -1,16 +1,12 @@
-"""Launch, kill and install through pymobiledevice3.
-
-DVT is not emulated: the virtual iPhone answers `InvalidService` for it, as a real phone does
-without the developer disk image (or on iOS 17+ over plain lockdown), which exercises the real
-client up to the error the user sees. Successful launches are tested at the ProcessControl
-boundary.
-"""
+"""Launch, kill and install through pymobiledevice3: what the user sees without the developer
+disk image or a tunnel (the virtual iPhone answers `InvalidService` for DVT, as a real phone
+does), and the two shapes the virtual phone's DVT does not make (a pid of 0, the iOS 17 tunnel)
+at the session's boundary. Launches through the real DVT: test_virtual_dvt.py, dvt/."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +15,7 @@ import pytest
 from anemon.devices.base import DeviceError, LaunchRefused
 from anemon.devices.pmd3 import Pmd3Device, dvt
 from anemon.devices.pmd3.errors import DeveloperToolsMissing
+from anemon.devices.pmd3.session import DvtSession
 from anemon.devices.virtual import VirtualIPhone
 from tests.devices.helpers import BUNDLE, StandInPhone
 
@@ -48,15 +45,20 @@ class FakeProcessControl:
         self.calls.append(("kill", pid))
 
 
+class FakeDvt:
+    async def close(self) -> None:
+        return None
+
+
 def use_fake(monkeypatch: pytest.MonkeyPatch, pc: FakeProcessControl) -> list[Any]:
+    """The session's connection opened over a fake ProcessControl; what it was opened over."""
     providers: list[Any] = []
 
-    @asynccontextmanager
-    async def fake(provider: Any) -> AsyncIterator[FakeProcessControl]:
-        providers.append(provider)
-        yield pc
+    async def fake_open(self: DvtSession) -> None:
+        providers.append(await self.connection.developer_provider())
+        self._dvt, self._pc = FakeDvt(), pc
 
-    monkeypatch.setattr(dvt, "process_control", fake)
+    monkeypatch.setattr(DvtSession, "_open", fake_open)
     return providers
 
 
@@ -88,24 +90,6 @@ async def test_launch_on_ios18_without_a_tunnel_says_how_to_get_one(
     assert "remote tunneld" in str(caught.value)
 
 
-async def test_launch_and_kill_go_through_process_control_over_lockdown(
-    old_phone: VirtualIPhone, pmd3: Pmd3Device, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pc = FakeProcessControl()
-    providers = use_fake(monkeypatch, pc)
-    async with asyncio.timeout(TIMEOUT_S):
-        pid = await pmd3.launch(BUNDLE, {"AB_MODEL": "qwen3_1_7b_ane"})
-        await pmd3.terminate(pid)
-        await pmd3.close()
-    assert pid == 4242
-    env = {"AB_MODEL": "qwen3_1_7b_ane"}
-    assert pc.calls == [
-        ("launch", (BUNDLE, {"environment": env, "kill_existing": True})),
-        ("kill", 4242),
-    ]
-    assert [p.product_version for p in providers] == ["16.7.10"] * 2  # the lockdown client
-
-
 async def test_ios17_launches_use_the_rsd_tunnel(
     phone: VirtualIPhone, pmd3: Pmd3Device, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,7 +107,7 @@ async def test_ios17_launches_use_the_rsd_tunnel(
         await pmd3.launch(BUNDLE, {})
         await pmd3.launch(BUNDLE, {})
         await pmd3.close()
-    assert providers == [rsd, rsd]  # one tunnel, kept open until close
+    assert providers == [rsd]  # one tunnel and one DVT connection, kept open until close
     assert closed == [phone.udid]
 
 
