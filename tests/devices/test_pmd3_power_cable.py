@@ -16,7 +16,7 @@ from anemon.cli import main
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.ticker import advance
 from anemon.simulator import SimConfig, SimulatedIPhone
-from tests.devices.helpers import BUNDLE, PhoneThread, SimProcessControl
+from tests.devices.helpers import BUNDLE, PhoneThread
 from tests.devices.test_virtual_several import OLD_IOS, plan_text
 from tests.devices.test_virtual_several import UDID_A as UDID
 
@@ -36,11 +36,10 @@ def run_on(
     monkeypatch.setattr("pymobiledevice3.common._HOMEFOLDER", tmp_path / "pmd3-home")
     sim = SimulatedIPhone(SimConfig(seed=7, plugged=plugged, battery_percent=80.0))
     phone = VirtualIPhone(sim, bundles=[BUNDLE], udid=UDID, product_version=OLD_IOS,
-                          system_load_s=system_load_s)  # fmt: skip
+                          system_load_s=system_load_s, developer_image=True)  # fmt: skip
     thread = PhoneThread(phone)
     with thread as running:
         monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", running.usbmux_address)
-        SimProcessControl(thread, {UDID: sim}).install(monkeypatch)
         thread.spawn(advance([sim], SIM_SPEED, tick_s=0.02))
         assert main(["run", str(plan), "--headless", "--record", str(record)]) == 0
     (loaded,) = load_sessions([record])
