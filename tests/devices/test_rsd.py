@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from anemon.devices.base import DeviceError
 from anemon.devices.pmd3 import dvt
 from anemon.devices.pmd3.errors import DeveloperToolsMissing
-from anemon.devices.virtual import VirtualIPhone
+from anemon.devices.virtual import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.rsd import VirtualRsd
 from anemon.devices.virtual.tunneld import VirtualTunneld
 from tests.devices.helpers import BUNDLE, LOG, TIMEOUT_S, StandInPhone
@@ -39,7 +41,7 @@ async def tunneld(
     rsd: VirtualRsd, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[VirtualTunneld]:
     async with VirtualTunneld() as listing:
-        listing.add(rsd.tunnel())
+        listing.add(rsd.tunnel(), rsd.up)
         monkeypatch.setenv(dvt.TUNNELD_ADDRESS, listing.address)
         yield listing
 
@@ -184,3 +186,58 @@ def test_the_default_tunneld_address_is_the_real_one(monkeypatch: pytest.MonkeyP
     assert dvt.tunneld_address() == ("127.0.0.1", 49151)
     monkeypatch.setenv(dvt.TUNNELD_ADDRESS, "[::1]:5000")
     assert dvt.tunneld_address() == ("::1", 5000)
+
+
+async def test_an_unplug_takes_the_tunnel_down_and_a_replug_brings_it_back(
+    client: Any, ios17: VirtualIPhone, rsd: VirtualRsd, stand_in: StandInPhone
+) -> None:
+    from pymobiledevice3.exceptions import ConnectionTerminatedError
+    from pymobiledevice3.services.house_arrest import HouseArrestService
+
+    stand_in.append("a line\n")
+    async with asyncio.timeout(TIMEOUT_S):
+        afc = await HouseArrestService.create(client, BUNDLE)
+        ios17.detach()
+        rsd.tunnel_down()
+        with pytest.raises((ConnectionTerminatedError, ConnectionError)):
+            await afc.listdir("/")
+        await afc.close()
+        with pytest.raises(DeviceError):  # tunneld lists no tunnel to an unplugged phone
+            await dvt.tunneld_rsd(ios17.udid)
+        ios17.attach()
+        again = await dvt.tunneld_rsd(ios17.udid)
+        async with await HouseArrestService.create(again, BUNDLE) as afc:
+            assert await afc.get_file_contents(LOG) == b"a line\n"
+        await again.close()
+
+
+async def test_the_command_line_phone_on_ios17_serves_the_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`python -m anemon.devices.virtual --os 17.5.1`: both exports lead the real client to
+    its RSD, and house_arrest answers over the shim."""
+    from pymobiledevice3.services.house_arrest import HouseArrestService
+
+    argv = [sys.executable, "-m", "anemon.devices.virtual", "--os", IOS, "--seconds", "60"]
+    child = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        async with asyncio.timeout(TIMEOUT_S * 2):
+            assert child.stdout is not None and child.stderr is not None
+            for _ in range(2):
+                name, _, value = (await child.stdout.readline()).decode().strip().partition("=")
+                monkeypatch.setenv(name.removeprefix("export "), value)
+            assert (
+                "iOS 17.5.1 (DVT over RSD at 127.0.0.1:" in (await child.stderr.readline()).decode()
+            )
+            connected = await dvt.tunneld_rsd(DEFAULT_UDID)
+            try:
+                async with await HouseArrestService.create(connected, "com.example.bench") as afc:
+                    assert int((await afc.get_device_info())["FSTotalBytes"]) > 0
+            finally:
+                await connected.close()
+        assert os.environ[dvt.TUNNELD_ADDRESS].startswith("127.0.0.1:")
+    finally:
+        child.kill()
+        await child.wait()

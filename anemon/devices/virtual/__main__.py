@@ -6,7 +6,9 @@ backend (or the pymobiledevice3 command line) talks to it, the address its lockd
 on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
 (`--console PROCESS`, instead of `--bundle`/`--log`). With `--count N` or several `--udid`,
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
-plan's `device.id` picks its phone). Ctrl-C stops it.
+plan's `device.id` picks its phone). With `--os 17` or later a phone offers DVT only over RSD,
+as a real one does: each phone's RSD listens on loopback and a stand-in tunneld lists them, and
+it prints the `ANEMON_TUNNELD_ADDRESS` to export beside the usbmuxd one. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from collections.abc import Sequence
 
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
+from anemon.devices.virtual.rsd import VirtualRsd
 from anemon.devices.virtual.server import LoopbackServer
 from anemon.devices.virtual.ticker import advance
+from anemon.devices.virtual.tunneld import VirtualTunneld
 from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
 DEFAULT_BUNDLE = "com.example.bench"
@@ -28,6 +32,10 @@ DEFAULT_ARM = "minicpm5_1b_ane_pal8"
 MAX_COUNT = 64
 EXIT_USAGE = 2
 """argparse's exit status for bad options (a count out of range, a UDID given twice)."""
+RSD_FROM = 17
+"""The iOS major version from which DVT is reached only through RSD."""
+TUNNELD_ADDRESS = "ANEMON_TUNNELD_ADDRESS"
+"""What anemon's pymobiledevice3 backend reads to find a tunneld (pmd3/dvt.py's seam)."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -45,12 +53,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--udid", action="append", default=[], metavar="UDID",
                         help="serve a phone with this UDID (repeat: several)")  # fmt: skip
+    parser.add_argument("--os", type=ios_version, metavar="VERSION",
+                        help=f"the iOS version it reports (default: the phone's); {RSD_FROM} or "
+                             "later: DVT over RSD, listed by a stand-in tunneld")  # fmt: skip
+    parser.add_argument("--tunneld-port", type=int, default=0, metavar="PORT",
+                        help="the stand-in tunneld's loopback port (default: a free one; 49151 "
+                             "is where pymobiledevice3 looks without the export)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         args.udids = udids(args.count, args.udid)
     except ValueError as e:
         parser.error(str(e))  # one line on stderr, exit 2
     return args
+
+
+def ios_version(text: str) -> str:
+    """`text` if it reads as an iOS version ("17", "17.5.1"); else what to give instead."""
+    if not all(part.isdigit() for part in text.split(".")):
+        raise argparse.ArgumentTypeError(f"{text!r}: give an iOS version such as 16.7 or 17.5.1")
+    return text
+
+
+def over_rsd(phone: VirtualIPhone) -> bool:
+    """Whether the phone's iOS reaches DVT only through RSD."""
+    return int(phone.product_version.split(".")[0]) >= RSD_FROM
 
 
 def udids(count: int, given: Sequence[str]) -> list[str]:
@@ -78,22 +104,34 @@ async def serve(args: argparse.Namespace) -> None:
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
-        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name))
+        version = {"product_version": args.os} if args.os else {}
+        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name, **version))
     usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
         networks = [await stack.enter_async_context(NetworkLockdownd(p)) for p in phones]
         print(f"export USBMUXD_SOCKET_ADDRESS={usbmuxd.address}", flush=True)
+        rsds = {p.udid: await stack.enter_async_context(VirtualRsd(p)) for p in phones
+                if over_rsd(p)}  # fmt: skip
+        if rsds:
+            tunneld = await stack.enter_async_context(VirtualTunneld(args.tunneld_port))
+            for rsd in rsds.values():
+                tunneld.add(rsd.tunnel(), rsd.up)
+            print(f"export {TUNNELD_ADDRESS}={tunneld.address}", flush=True)
         for phone, net in zip(phones, networks, strict=True):
-            print(describe(phone, net, args.bundle), file=sys.stderr, flush=True)
+            print(describe(phone, net, args.bundle, rsds.get(phone.udid)), file=sys.stderr,
+                  flush=True)  # fmt: skip
         if len(phones) > 1:
             print('# one plan per phone: [device] kind = "pymobiledevice3", id = its UDID',
                   file=sys.stderr, flush=True)  # fmt: skip
         await advance(sims, args.speed, args.seconds)
 
 
-def describe(phone: VirtualIPhone, net: NetworkLockdownd, bundle: str) -> str:
+def describe(
+    phone: VirtualIPhone, net: NetworkLockdownd, bundle: str, rsd: VirtualRsd | None
+) -> str:
+    route = f"DVT over RSD at {rsd.address}" if rsd else "DVT over lockdown"
     return (
-        f"# {phone.name} {phone.udid}, iOS {phone.product_version}; the app {bundle} "
+        f"# {phone.name} {phone.udid}, iOS {phone.product_version} ({route}); the app {bundle} "
         f"writes Documents/sustain/bench.log; over the network: "
         f"--connect network --host {net.address}; its console: "
         f"--console {phone.os_trace.process.name}"

@@ -127,7 +127,7 @@ class VirtualRsd(LoopbackServer):
     async def start(self) -> None:
         await super().start()
         for name, handler in self._handlers().items():
-            self.ports[name] = port = ServicePort(handler, lambda: self.phone.attached)
+            self.ports[name] = port = ServicePort(handler, self.up)
             await port.start()
 
     async def _on_stop(self) -> None:
@@ -138,6 +138,16 @@ class VirtualRsd(LoopbackServer):
     def tunnel(self) -> Tunnel:
         """This phone's entry in tunneld's list."""
         return Tunnel(udid=self.phone.udid, address=LOOPBACK, port=self.port)
+
+    def up(self) -> bool:
+        """Whether the tunnel is up: the phone is plugged in."""
+        return self.phone.attached
+
+    def tunnel_down(self) -> None:
+        """The tunnel dropped with the cable (call it beside `phone.detach()`): every connection
+        to the RSD and its services is cut; new ones are refused until `phone.attach()`."""
+        for server in (self, *self.ports.values()):
+            server._cut_all()
 
     def peer_info(self) -> dict[str, Any]:
         """The answer to the host's handshake."""
@@ -183,7 +193,7 @@ class VirtualRsd(LoopbackServer):
     # -- the RSD connection -------------------------------------------------------------------
 
     def _admit(self) -> bool:
-        return self.phone.attached
+        return self.up()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if await reader.readexactly(len(HTTP2_PREFACE)) != HTTP2_PREFACE:

@@ -7,7 +7,8 @@ The stand-in listens on an ephemeral loopback port instead (anemon reaches it th
 
 pymobiledevice3 asks with a blocking `requests.get` inside its event loop (up to 5 s), so
 the answer comes from a thread of its own: served from the loop the client blocks, it would
-never come. The thread reads only `tunnels`, a tuple replaced whole by `add`/`remove`.
+never come. The thread reads only `tunnels`, a tuple replaced whole by `add`/`remove`, and
+each tunnel's `up` flag (a phone unplugged has no tunnel: tunneld stops listing it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -49,23 +51,25 @@ class VirtualTunneld:
 
     def __init__(self, port: int = 0) -> None:
         self._port = port
-        self.tunnels: tuple[Tunnel, ...] = ()
-        """What `GET /` lists."""
+        self.tunnels: tuple[tuple[Tunnel, Callable[[], bool]], ...] = ()
+        """What `GET /` lists: each tunnel while its `up()` is true."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    def add(self, tunnel: Tunnel) -> None:
-        self.tunnels = (*self.tunnels, tunnel)
+    def add(self, tunnel: Tunnel, up: Callable[[], bool] = lambda: True) -> None:
+        """List `tunnel` while `up()` (called from the serving thread: it reads a flag, no more)."""
+        self.tunnels = (*self.tunnels, (tunnel, up))
 
     def remove(self, udid: str) -> None:
-        """The phone's tunnel is gone (unplugged): tunneld stops listing it."""
-        self.tunnels = tuple(t for t in self.tunnels if t.udid != udid)
+        """tunneld no longer holds a tunnel to `udid` (it was stopped for that phone)."""
+        self.tunnels = tuple(t for t in self.tunnels if t[0].udid != udid)
 
     def listing(self) -> dict[str, list[dict[str, Any]]]:
         """The body of `GET /`."""
         answer: dict[str, list[dict[str, Any]]] = {}
-        for tunnel in self.tunnels:
-            answer.setdefault(tunnel.udid, []).append(tunnel.entry())
+        for tunnel, up in self.tunnels:
+            if up():
+                answer.setdefault(tunnel.udid, []).append(tunnel.entry())
         return answer
 
     @property
