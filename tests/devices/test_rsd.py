@@ -214,11 +214,11 @@ async def test_an_unplug_takes_the_tunnel_down_and_a_replug_brings_it_back(
 async def test_the_command_line_phone_on_ios17_serves_the_route(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`python -m anemon.devices.virtual --os 17.5.1`: both exports lead the real client to
+    """`python -m anemon.devices.virtual --ios 17.5.1`: both exports lead the real client to
     its RSD, and house_arrest answers over the shim."""
     from pymobiledevice3.services.house_arrest import HouseArrestService
 
-    argv = [sys.executable, "-m", "anemon.devices.virtual", "--os", IOS, "--seconds", "60"]
+    argv = [sys.executable, "-m", "anemon.devices.virtual", "--ios", IOS, "--seconds", "60"]
     child = await asyncio.create_subprocess_exec(
         *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )

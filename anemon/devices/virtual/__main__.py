@@ -6,7 +6,7 @@ backend (or the pymobiledevice3 command line) talks to it, the address its lockd
 on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
 (`--console PROCESS`, instead of `--bundle`/`--log`). With `--count N` or several `--udid`,
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
-plan's `device.id` picks its phone). With `--os 17` or later a phone offers DVT only over RSD,
+plan's `device.id` picks its phone). With `--ios 17` or later a phone offers DVT only over RSD,
 as a real one does: each phone's RSD listens on loopback and a stand-in tunneld lists them, and
 it prints the `ANEMON_TUNNELD_ADDRESS` to export beside the usbmuxd one. Ctrl-C stops it.
 """
@@ -53,7 +53,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--udid", action="append", default=[], metavar="UDID",
                         help="serve a phone with this UDID (repeat: several)")  # fmt: skip
-    parser.add_argument("--os", type=ios_version, metavar="VERSION",
+    parser.add_argument("--ios", type=ios_version, metavar="VERSION",
                         help=f"the iOS version it reports (default: the phone's); {RSD_FROM} or "
                              "later: DVT over RSD, listed by a stand-in tunneld")  # fmt: skip
     parser.add_argument("--tunneld-port", type=int, default=0, metavar="PORT",
@@ -104,7 +104,7 @@ async def serve(args: argparse.Namespace) -> None:
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
-        version = {"product_version": args.os} if args.os else {}
+        version = {"product_version": args.ios} if args.ios else {}
         phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name, **version))
     usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
