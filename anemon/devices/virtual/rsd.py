@@ -12,7 +12,9 @@ follows on the same socket.
 
 `VirtualRsd` serves that for a virtual phone on loopback: the RSD on an ephemeral port and one
 listener per service, each backed by the handler the phone's lockdownd starts for the same
-service (so house_arrest, diagnostics, os_trace and DVT behave alike on both routes). Its
+service (so house_arrest, diagnostics and os_trace behave alike on both routes), and
+dtservicehub by the DTX server it is given (`virtual/dvt`, which an iOS 16 phone serves on
+lockdown). Its
 `tunnel()` is what the stand-in tunneld (`tunneld.py`) lists. A message from the host that is
 not XPC is a counted warning (`stats.malformed`), never a traceback.
 """
@@ -51,8 +53,6 @@ from anemon.devices.virtual.server import LOOPBACK, Handler, LoopbackServer
 from anemon.devices.virtual.tunneld import Tunnel
 
 DTSERVICEHUB = "com.apple.instruments.dtservicehub"
-DVT_LOCKDOWN = "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
-"""The lockdown name of the DVT service whose handler serves dtservicehub."""
 REMOTE_LOCKDOWN = "com.apple.mobile.lockdown.remote.trusted"
 SHIM = ".shim.remote"
 SHIMMED = (
@@ -117,9 +117,11 @@ class VirtualRsd(LoopbackServer):
     _log = log
     _log_label = "virtual iPhone (RSD)"
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: Phone, dtservicehub: Handler | None = None) -> None:
         super().__init__()
         self.phone = phone
+        self._dtservicehub = dtservicehub
+        """The DTX server behind dtservicehub (None: the phone has no developer disk image)."""
         self.stats = RsdStats()
         self.ports: dict[str, ServicePort] = {}
         """Each listed service's listener, by its RSD name."""
@@ -171,11 +173,11 @@ class VirtualRsd(LoopbackServer):
         }
 
     def _handlers(self) -> dict[str, Handler]:
-        """What the RSD lists: dtservicehub (raw DTX, when the phone runs DVT), the remote
-        lockdownd and the shimmed lockdown services, each counted in `service_starts`."""
+        """What the RSD lists: dtservicehub (raw DTX, when given), the remote lockdownd and the
+        shimmed lockdown services, each counted in `service_starts`."""
         handlers: dict[str, Handler] = {}
-        if (dvt := self.phone.service_handler(DVT_LOCKDOWN)) is not None:
-            handlers[DTSERVICEHUB] = self._counted(DTSERVICEHUB, dvt)
+        if self._dtservicehub is not None:
+            handlers[DTSERVICEHUB] = self._counted(DTSERVICEHUB, self._dtservicehub)
         lockdown = Lockdownd(self.phone).serve
         handlers[REMOTE_LOCKDOWN] = self._counted(REMOTE_LOCKDOWN, _checked_in(lockdown))
         for name in SHIMMED:
