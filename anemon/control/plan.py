@@ -33,7 +33,8 @@ THERMAL_UNTIL = ("nominal", "fair", "serious", "none")
 PROTOCOLS = ("sustain", "ab")
 BATTERY_PROTOCOLS = ("any", "unplugged", "plugged")
 ON_ERROR = ("abort", "next-arm")
-FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
+FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug",
+          "jetsam")  # fmt: skip
 """The simulator's fault kinds (anemon.simulator.FAULTS; a test keeps the two equal)."""
 SECTIONS = ("tag", "device", "app", "protocol", "cooldown", "guards", "alerts", "arms", "sim")
 ALERT_THERMAL = ("fair", "serious", "critical", "none")

@@ -16,6 +16,7 @@ from anemon.simulator.config import SimArmConfig
 from anemon.simulator.disk import Compile, Disk
 from anemon.simulator.env import AppParams
 from anemon.simulator.power import PowerParams
+from anemon.simulator.process import APP_PROCESS, GB, Memory, Usage, cpu_pct, gpu_pct
 from anemon.simulator.profiles import PATHS, PROFILES, ArmProfile
 from anemon.simulator.thermal import Heat, throttle
 
@@ -74,6 +75,7 @@ class BenchApp:
         self._load_s = 0.0
         self._decode_tps = 0.0
         """The decode speed of the trial in progress."""
+        self.memory = Memory(self.profile)
 
     @property
     def pid(self) -> int:
@@ -102,6 +104,13 @@ class BenchApp:
         else:
             share = {"loading": LOAD_POWER, "hung": HANG_POWER}.get(self.phase, 0.0)
         return params.arm_w(self.setup.arm.burst_w, share)
+
+    def usage(self, now: float) -> Usage:
+        """What the kernel reads of the process now (process.py)."""
+        p = self.profile
+        footprint = round(self.memory.footprint_gb(now) * GB)
+        return Usage(self.pid, APP_PROCESS, footprint, cpu_pct(self.phase, p),
+                     gpu_pct(self.phase, p))  # fmt: skip
 
     def fire(self, host: AppHost) -> None:
         """Run the event due at `next_at` (the host's clock is there)."""
@@ -165,6 +174,7 @@ class BenchApp:
             load_s = self.rng.uniform(*p.load_warm_s)
         self.phase = "loading"
         self._load_s = load_s
+        self.memory.load_from, self.memory.load_s = host.now, load_s
         self._at(host.now + load_s, self._loaded)
 
     def _loaded(self, host: AppHost) -> None:
@@ -188,8 +198,12 @@ class BenchApp:
 
     def _begin_trial(self, host: AppHost, index: int) -> None:
         params = self.setup.params
+        if index == 0:
+            self.memory.generating_from = host.now
         if index == 1:
             self._first_timed_at = host.now
+            if self.fault == "jetsam" and self.setup.arm is not None:
+                self.memory.leak_from = host.now + self.setup.arm.fault_at_s
         decode, prefill = self._speeds(host.sense().die_c)
         self._decode_tps = decode
         done = host.now + params.prompt / prefill + params.gen / decode + TRIAL_OVERHEAD_S

@@ -11,7 +11,8 @@ from anemon.simulator.power import PowerParams
 from anemon.simulator.profiles import PATHS, PROFILES
 from anemon.simulator.thermal import STATES, ThermalParams
 
-FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug")
+FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch", "busy", "unplug",
+          "jetsam")  # fmt: skip
 """Fault kinds of `[sim.arms.<name>] fault` (docs/spec/plan.md)."""
 
 BATTERY_PROTOCOL_S = 26 * 60.0
@@ -26,7 +27,7 @@ class SimArmConfig:
     """A built-in profile (profiles.PROFILES)."""
     fault: str = "none"
     fault_at_s: float = 0
-    """gpu_timeout, stall: seconds into the timed trials; unplug: seconds after the launch;
+    """gpu_timeout, stall, jetsam: seconds into the timed trials; unplug: seconds after the launch;
     busy: how long launches stay refused after the first attempt."""
     fault_count: int = 1
     """refuse_launch: how many launches are refused."""
@@ -71,6 +72,12 @@ class SimConfig:
     battery_percent: float = 95.0
     total_gb: float = 128.0
     os_build: str = "24A437"
+    memory_limit_gb: float = 3.0
+    """The per-process memory limit: an app whose footprint passes it is killed by jetsam
+    (est.: above every built-in arm, 1.1-2.5 GB plus what generating adds; a `jetsam` fault's
+    leak reaches it)."""
+    epoch_s: float = 1_789_466_400.0
+    """The phone's wall clock at time 0 (2026-09-15 10:00 UTC): report names and times."""
     busy_after_kill_mid_load_s: float = 0.0
     """Launches refused "Busy" for this long after an app is killed mid-load (0: never)."""
     thermal: ThermalParams = field(default_factory=ThermalParams)

@@ -22,6 +22,8 @@ from anemon.simulator.container import Containers
 from anemon.simulator.disk import Disk
 from anemon.simulator.env import parse_env
 from anemon.simulator.faults import LaunchGate
+from anemon.simulator.jetsam import JetsamReport, jetsam_report
+from anemon.simulator.process import GB, SYSTEM, Usage
 from anemon.simulator.thermal import STATES, Heat, HeatAccumulator, ThermalModel, base_w
 
 STEP_S = 1.0
@@ -52,6 +54,26 @@ class PhoneTelemetry:
     """The battery's full charge capacity (`NominalChargeCapacity`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class AppExit:
+    """How a launch of the app ended, as the kernel tells it."""
+
+    code: int | None
+    """Its exit status when it ended by itself (0 after its END line), else None."""
+    signal: int | None
+    """The signal that killed it (9: killed by the host, or by jetsam), else None."""
+    reason: str = ""
+    """What killed it, when the kernel did: jetsam's "per-process-limit"."""
+
+
+CRASH_REPORTER = "CrashReporter"
+"""The key of the phone's CrashReporter folder among the containers: `container_files`
+(CRASH_REPORTER) are its reports, e.g. JetsamEvent-*.ips."""
+
+
+SIGKILL = 9
+
+
 class SimulatedIPhone:
     """A phone with the bench app installed, deterministic for a given config and driving."""
 
@@ -71,6 +93,11 @@ class SimulatedIPhone:
         self._containers = Containers()
         self._arm_launches: dict[str, int] = {}
         self._apps: dict[int, BenchApp] = {}
+        self._exits: dict[int, AppExit] = {}
+        self.system_log: list[tuple[str, str]] = []
+        """(process, message) of what the phone's own processes logged (osanalyticshelper's
+        report lines), in order."""
+        self._jetsams = 0
         self._launches = 0
         self._grid_t = 0.0
         self._heat_sum = HeatAccumulator()
@@ -113,12 +140,32 @@ class SimulatedIPhone:
         app = self._apps.pop(pid, None)
         if app is None:
             return
+        self._exits[pid] = AppExit(code=None, signal=SIGKILL)
         if app.phase == "loading" and self.config.busy_after_kill_mid_load_s > 0:
             self.gate.busy_for(self.now, self.config.busy_after_kill_mid_load_s)
         app.killed(self)
 
     def running(self) -> set[int]:
         return set(self._apps)
+
+    def pid_of(self, bundle: str) -> int:
+        """The pid of the running app of `bundle`, 0 if none runs."""
+        return next((p for p, a in self._apps.items() if a.setup.bundle == bundle), 0)
+
+    def log_path(self, pid: int) -> str | None:
+        """The container path the running app `pid` writes its log to (None: not running)."""
+        app = self._apps.get(pid)
+        return app.setup.params.log_path if app else None
+
+    def usage(self) -> list[Usage]:
+        """Every process's readings now: the running apps, then the phone's own (process.py)."""
+        apps = [app.usage(self.now) for app in self._apps.values()]
+        return apps + [Usage(p.pid, p.name, round(p.footprint_gb * GB), p.cpu_pct, 0.0)
+                       for p in SYSTEM]  # fmt: skip
+
+    def exit_of(self, pid: int) -> AppExit | None:
+        """How the launch `pid` ended (None: still running, or never launched)."""
+        return self._exits.get(pid)
 
     @property
     def plugged(self) -> bool:
@@ -242,6 +289,7 @@ class SimulatedIPhone:
         app.fire(self)
         if app.exited:
             self._apps.pop(app.pid, None)
+            self._exits[app.pid] = AppExit(code=0, signal=None)
 
     def _fire_timer(self) -> None:
         heapq.heappop(self._timers)[-1]()
@@ -262,3 +310,26 @@ class SimulatedIPhone:
     def _close_step(self) -> None:
         self.thermal.step(STEP_S, self._heat_sum.mean(STEP_S))
         self._grid_t += STEP_S
+        limit = self.config.memory_limit_gb * GB
+        for app in list(self._apps.values()):
+            if app.usage(self.now).footprint_bytes > limit:
+                self._jetsam(app)
+
+    def _jetsam(self, app: BenchApp) -> None:
+        """Killed over the memory limit: no line of its own, a report in the CrashReporter
+        folder and osanalyticshelper's line about it."""
+        killed = app.usage(self.now)
+        del self._apps[app.pid]
+        self._exits[app.pid] = AppExit(code=None, signal=SIGKILL, reason="per-process-limit")
+        app.killed(self)
+        self._jetsams += 1
+        others = [u for u in self.usage() if u.pid != killed.pid]
+        report: JetsamReport = jetsam_report(
+            killed, others, wall_s=self.config.epoch_s + self.now,
+            os_version=f"iPhone OS ({self.config.os_build})", count=self._jetsams,
+        )  # fmt: skip
+        name = report.name
+        while name in self._containers.files(CRASH_REPORTER):  # two in one second
+            name = name.replace(".ips", "-1.ips")
+        self._containers.append(CRASH_REPORTER, name, report.data)
+        self.system_log.append(("osanalyticshelper", report.log_line))

@@ -20,7 +20,7 @@ def test_unknown_profile_fault_or_state_is_rejected():
 
 def test_the_plan_fault_kinds_are_all_known():
     assert FAULTS == ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch",
-                      "busy", "unplug")  # fmt: skip
+                      "busy", "unplug", "jetsam")  # fmt: skip
 
 
 def test_an_arm_not_configured_runs_its_built_in_profile():

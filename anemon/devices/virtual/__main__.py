@@ -6,9 +6,12 @@ backend (or the pymobiledevice3 command line) talks to it, the address its lockd
 on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's console process
 (`--console PROCESS`, instead of `--bundle`/`--log`). With `--count N` or several `--udid`,
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
-plan's `device.id` picks its phone). With `--ios 17` or later a phone offers DVT only over RSD,
-as a real one does: each phone's RSD listens on loopback and a stand-in tunneld lists them, and
-it prints the `ANEMON_TUNNELD_ADDRESS` to export beside the usbmuxd one. Ctrl-C stops it.
+plan's `device.id` picks its phone). Each phone is an iOS 16 phone with the developer disk
+image mounted (`--ios` for another version): DVT's process control launches and kills the
+simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it. With `--ios 17`
+or later a phone offers DVT only over RSD, as a real one does: each phone's RSD listens on
+loopback, a stand-in tunneld lists them, and it prints the `ANEMON_TUNNELD_ADDRESS` to export
+beside the usbmuxd one. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
+from anemon.devices.virtual.dvt import Instruments, Processes
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.rsd import VirtualRsd
@@ -29,10 +33,14 @@ from anemon.devices.virtual.usbmuxd import VirtualUsbmuxd
 
 DEFAULT_BUNDLE = "com.example.bench"
 DEFAULT_ARM = "minicpm5_1b_ane_pal8"
+DEFAULT_IOS = "16.7.10"
+"""Before 17: DVT is a lockdown service (from 17 on it needs a tunnel)."""
 MAX_COUNT = 64
 EXIT_USAGE = 2
 """argparse's exit status for bad options (a count out of range, a UDID given twice)."""
 RSD_FROM = 17
+DVT_POLL_S = 0.05
+"""How often DVT over RSD looks at the app (as the phone's own DVT does by default)."""
 """The iOS major version from which DVT is reached only through RSD."""
 TUNNELD_ADDRESS = "ANEMON_TUNNELD_ADDRESS"
 """What anemon's pymobiledevice3 backend reads to find a tunneld (pmd3/dvt.py's seam)."""
@@ -53,9 +61,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--udid", action="append", default=[], metavar="UDID",
                         help="serve a phone with this UDID (repeat: several)")  # fmt: skip
-    parser.add_argument("--ios", type=ios_version, metavar="VERSION",
-                        help=f"the iOS version it reports (default: the phone's); {RSD_FROM} or "
-                             "later: DVT over RSD, listed by a stand-in tunneld")  # fmt: skip
+    parser.add_argument("--ios", type=ios_version, default=DEFAULT_IOS, metavar="VERSION",
+                        help=f"the iOS version the phones report (default {DEFAULT_IOS}); "
+                             f"{RSD_FROM} or later: DVT over RSD, listed by a stand-in "
+                             "tunneld")  # fmt: skip
     parser.add_argument("--tunneld-port", type=int, default=0, metavar="PORT",
                         help="the stand-in tunneld's loopback port (default: a free one; 49151 "
                              "is where pymobiledevice3 looks without the export)")  # fmt: skip
@@ -104,14 +113,14 @@ async def serve(args: argparse.Namespace) -> None:
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
-        version = {"product_version": args.ios} if args.ios else {}
-        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name, **version))
+        phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name,
+                                    product_version=args.ios, developer_image=True))  # fmt: skip
     usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
         networks = [await stack.enter_async_context(NetworkLockdownd(p)) for p in phones]
         print(f"export USBMUXD_SOCKET_ADDRESS={usbmuxd.address}", flush=True)
-        rsds = {p.udid: await stack.enter_async_context(VirtualRsd(p)) for p in phones
-                if over_rsd(p)}  # fmt: skip
+        rsds = {p.udid: await stack.enter_async_context(rsd_for(p, sim))
+                for p, sim in zip(phones, sims, strict=True) if over_rsd(p)}  # fmt: skip
         if rsds:
             tunneld = await stack.enter_async_context(VirtualTunneld(args.tunneld_port))
             for rsd in rsds.values():
@@ -126,12 +135,19 @@ async def serve(args: argparse.Namespace) -> None:
         await advance(sims, args.speed, args.seconds)
 
 
+def rsd_for(phone: VirtualIPhone, sim: Processes) -> VirtualRsd:
+    """The phone's RSD, DVT behind its dtservicehub (the disk image is mounted, as on lockdown)."""
+    return VirtualRsd(phone, Instruments(sim, phone.bundles, phone.sim_time_s, DVT_POLL_S))
+
+
 def describe(
     phone: VirtualIPhone, net: NetworkLockdownd, bundle: str, rsd: VirtualRsd | None
 ) -> str:
-    route = f"DVT over RSD at {rsd.address}" if rsd else "DVT over lockdown"
+    route = " (DVT over lockdown: launch, kill)" if phone.instruments else ""
+    if rsd is not None:
+        route = f" (DVT over RSD at {rsd.address}: launch, kill)"
     return (
-        f"# {phone.name} {phone.udid}, iOS {phone.product_version} ({route}); the app {bundle} "
+        f"# {phone.name} {phone.udid}, iOS {phone.product_version}{route}; the app {bundle} "
         f"writes Documents/sustain/bench.log; over the network: "
         f"--connect network --host {net.address}; its console: "
         f"--console {phone.os_trace.process.name}"

@@ -1,7 +1,8 @@
 """The virtual iPhone: a simulated phone reachable by the real pymobiledevice3 client.
 
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
-(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay) is reached through usbmuxd
+(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, and DVT on a phone below iOS
+17 with the developer disk image: `developer_image=True`) is reached through usbmuxd
 `Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several
 phones, with distinct UDIDs, behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is an
 unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
@@ -23,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from anemon.devices.virtual import afc, diagnostics, os_trace
+from anemon.devices.virtual import afc, diagnostics, dvt, os_trace
 from anemon.devices.virtual.afc import AfcStats, HouseArrest
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
@@ -57,6 +58,7 @@ class VirtualIPhone(LoopbackServer):
         console_log: str = "Documents/sustain/bench.log",
         console_process: str = "BenchApp",
         console_poll_s: float = 0.05,
+        developer_image: bool = False,
     ) -> None:
         super().__init__()
         self.sim = sim
@@ -88,6 +90,14 @@ class VirtualIPhone(LoopbackServer):
             afc.SERVICE_NAME: house_arrest.serve,
             os_trace.SERVICE_NAME: self.os_trace.serve,
         }
+        self.instruments: dvt.Instruments | None = None
+        """DVT, served when the developer disk image is mounted on iOS 14-16 (from 17 on it is
+        reached through an RSD tunnel, not lockdown)."""
+        if developer_image and _ios_major(product_version) < 17:
+            if not isinstance(sim, dvt.Processes):
+                raise TypeError("DVT needs a simulator that launches apps (SimulatedIPhone)")
+            self.instruments = dvt.Instruments(sim, self.bundles, self.sim_time_s, console_poll_s)
+            self._services[dvt.SERVICE_NAME] = self.instruments.serve
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -130,6 +140,10 @@ class VirtualIPhone(LoopbackServer):
     def sim_mtime_ns(self) -> int:
         return self._born_ns + int(float(getattr(self.sim, "now", 0.0)) * 1e9)
 
+    def sim_time_s(self) -> float:
+        """The phone's clock in Unix seconds (it started when the phone was made)."""
+        return self.sim_mtime_ns() / 1e9
+
     def service_handler(self, name: str) -> Handler | None:
         return self._services.get(name)
 
@@ -159,3 +173,8 @@ class VirtualIPhone(LoopbackServer):
 
     def _forget(self, writer: asyncio.StreamWriter) -> None:
         self.untrack(writer)
+
+
+def _ios_major(version: str) -> int:
+    head = version.split(".")[0]
+    return int(head) if head.isdigit() else 0

@@ -41,6 +41,7 @@ from pymobiledevice3.remote.xpc_message import (
 )
 
 from anemon.devices.virtual import afc, diagnostics, os_trace
+from anemon.devices.virtual.dvt import Instruments
 from anemon.devices.virtual.lockdownd import Lockdownd
 from anemon.devices.virtual.lockdownd import Phone as LockdowndPhone
 from anemon.devices.virtual.plist_io import (
@@ -117,11 +118,11 @@ class VirtualRsd(LoopbackServer):
     _log = log
     _log_label = "virtual iPhone (RSD)"
 
-    def __init__(self, phone: Phone, dtservicehub: Handler | None = None) -> None:
+    def __init__(self, phone: Phone, instruments: Instruments | None = None) -> None:
         super().__init__()
         self.phone = phone
-        self._dtservicehub = dtservicehub
-        """The DTX server behind dtservicehub (None: the phone has no developer disk image)."""
+        self.instruments = instruments
+        """The DTX server behind dtservicehub (None: no developer disk image, no DVT)."""
         self.stats = RsdStats()
         self.ports: dict[str, ServicePort] = {}
         """Each listed service's listener, by its RSD name."""
@@ -173,11 +174,11 @@ class VirtualRsd(LoopbackServer):
         }
 
     def _handlers(self) -> dict[str, Handler]:
-        """What the RSD lists: dtservicehub (raw DTX, when given), the remote lockdownd and the
-        shimmed lockdown services, each counted in `service_starts`."""
+        """What the RSD lists: dtservicehub (raw DTX, with `instruments`), the remote lockdownd
+        and the shimmed lockdown services, each counted in `service_starts`."""
         handlers: dict[str, Handler] = {}
-        if self._dtservicehub is not None:
-            handlers[DTSERVICEHUB] = self._counted(DTSERVICEHUB, self._dtservicehub)
+        if self.instruments is not None:
+            handlers[DTSERVICEHUB] = self._counted(DTSERVICEHUB, self.instruments.serve)
         lockdown = Lockdownd(self.phone).serve
         handlers[REMOTE_LOCKDOWN] = self._counted(REMOTE_LOCKDOWN, _checked_in(lockdown))
         for name in SHIMMED:
