@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from anemon.devices.base import DeviceError
 from anemon.devices.pmd3 import dvt
 from anemon.devices.pmd3.errors import DeveloperToolsMissing
 from anemon.devices.virtual import DEFAULT_UDID, VirtualIPhone
+from anemon.devices.virtual.dvt import Instruments
 from anemon.devices.virtual.rsd import VirtualRsd
 from anemon.devices.virtual.tunneld import VirtualTunneld
 from tests.devices.helpers import BUNDLE, LOG, TIMEOUT_S, StandInPhone
@@ -30,20 +32,34 @@ def ios17(phone: VirtualIPhone) -> VirtualIPhone:
     return phone
 
 
+@asynccontextmanager
+async def tunnelled(
+    phone: VirtualIPhone, monkeypatch: pytest.MonkeyPatch, instruments: Instruments | None = None
+) -> AsyncIterator[tuple[VirtualRsd, VirtualTunneld]]:
+    """`phone`'s RSD (DVT behind it with `instruments`), listed by a stand-in tunneld that
+    anemon finds through ANEMON_TUNNELD_ADDRESS."""
+    async with VirtualRsd(phone, instruments) as rsd, VirtualTunneld() as tunneld:
+        tunneld.add(rsd.tunnel(), rsd.up)
+        monkeypatch.setenv(dvt.TUNNELD_ADDRESS, tunneld.address)
+        yield rsd, tunneld
+
+
 @pytest.fixture
-async def rsd(ios17: VirtualIPhone) -> AsyncIterator[VirtualRsd]:
-    async with VirtualRsd(ios17) as served:
+async def route(
+    ios17: VirtualIPhone, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[VirtualRsd, VirtualTunneld]]:
+    async with tunnelled(ios17, monkeypatch) as served:
         yield served
 
 
 @pytest.fixture
-async def tunneld(
-    rsd: VirtualRsd, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[VirtualTunneld]:
-    async with VirtualTunneld() as listing:
-        listing.add(rsd.tunnel(), rsd.up)
-        monkeypatch.setenv(dvt.TUNNELD_ADDRESS, listing.address)
-        yield listing
+def rsd(route: tuple[VirtualRsd, VirtualTunneld]) -> VirtualRsd:
+    return route[0]
+
+
+@pytest.fixture
+def tunneld(route: tuple[VirtualRsd, VirtualTunneld]) -> VirtualTunneld:
+    return route[1]
 
 
 @pytest.fixture
