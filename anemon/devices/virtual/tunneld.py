@@ -47,7 +47,7 @@ class Tunnel:
 
 class VirtualTunneld:
     """tunneld's HTTP listing on a loopback port (`port` 0: an ephemeral one), served by a
-    thread; an async context manager, like the phone."""
+    thread; a context manager, plain or async (like the phone)."""
 
     def __init__(self, port: int = 0) -> None:
         self._port = port
@@ -95,9 +95,15 @@ class VirtualTunneld:
         if self._thread is not None:
             self._thread.join()
 
-    async def __aenter__(self) -> Self:
+    def __enter__(self) -> Self:
         self.start()
         return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        return self.__enter__()
 
     async def __aexit__(self, *_: object) -> None:
         self.stop()
