@@ -1,5 +1,8 @@
 """One launch of one arm: the free-disk guard, the launch with retries, then supervision of
-the app's log (first-trial and stall watchdogs, `ERROR:` lines, END, operator aborts).
+the app's log (first-trial and stall watchdogs, `ERROR:` lines, END, operator aborts) and,
+where the backend sees the app (an `AppWatcher`), of its process: an exit without an END line
+ends the round as failed once the log has had EXIT_GRACE_S to bring the END (a last pull) or
+a report to say why (jetsam); a crash report naming it ends the round at once.
 
 An `ArmRun` reads its part of the plan from an `ArmLaunch` and asks the controller for the
 few things in `ArmHost`, nothing else.
@@ -28,7 +31,7 @@ from anemon.control.launch import app_env, backoff_s
 from anemon.control.outcome import ArmOutcome
 from anemon.control.plan import ArmSpec, GuardSpec, Plan, ProtocolSpec
 from anemon.control.watchdog import Watchdog
-from anemon.devices.base import DeviceError, LaunchRefused
+from anemon.devices.base import AppCrash, AppExit, DeviceError, LaunchRefused
 from anemon.events import (
     EndEvent,
     ErrorEvent,
@@ -40,6 +43,13 @@ from anemon.events import (
     StartEvent,
     TrialEvent,
 )
+
+EXIT_GRACE_S = 5.0
+"""After the app's exit, how long (at least; 2.5 pulls of the log) an END line or a crash
+report may still come before the round fails with the exit's reason."""
+
+Inbox = Event | AppExit | AppCrash
+"""What the controller hands an arm run: the app's log events, and what the backend saw."""
 
 
 class Command(enum.Enum):
@@ -100,11 +110,14 @@ class ArmLaunch:
     battery_prompts: bool = False
     """Ask the operator to unplug, then to replug, around the run (the simulator's `unplug`
     fault: a cable pulled mid-arm; the plan's battery protocol asks once for the whole run)."""
+    exit_grace_s: float = EXIT_GRACE_S
+    """After the app's exit, how long an END line or a crash report may still come."""
 
     @classmethod
     def of(cls, plan: Plan, arm: ArmSpec, round_: int, *, battery_prompts: bool) -> ArmLaunch:
+        grace = max(EXIT_GRACE_S, 2.5 * plan.device.poll_s)
         return cls(arm, round_, plan.app.bundle, app_env(plan, arm), plan.guards,
-                   plan.protocol, battery_prompts)  # fmt: skip
+                   plan.protocol, battery_prompts, grace)  # fmt: skip
 
 
 class _Ended(Exception):
@@ -127,8 +140,11 @@ class ArmRun:
         self.round = launch.round
         self.phase: Phase | None = None
         """The last phase this run set."""
-        self.inbox: asyncio.Queue[Event | Command] = asyncio.Queue()
+        self.inbox: asyncio.Queue[Inbox | Command] = asyncio.Queue()
         self.pid: int | None = None
+        self.exited: AppExit | None = None
+        """The app's exit, seen by the backend before the round ended."""
+        self._exit_deadline: float | None = None
         self.started = False
         """A START line of this launch was seen (earlier lines are the previous process's)."""
         self._aborted: Command | None = None
@@ -151,7 +167,7 @@ class ArmRun:
             if prompts is not None:
                 prompts.cancel()
                 await asyncio.gather(prompts, return_exceptions=True)
-        if status != "done" and self.pid is not None:
+        if status != "done" and self.pid is not None and self.exited is None:
             await self.host.terminate(self.pid)
         return ArmOutcome(self.arm.name, self.round, status, reason)
 
@@ -206,22 +222,47 @@ class ArmRun:
             dog.gap("begin", dog.started)
         self._phase("loading")
         while True:
-            deadline = dog.deadline()
+            deadline = self._deadline(dog)
             timeout = None if deadline is None else max(0.0, deadline - self.clock.now())
             try:
                 item = await wait_for(self.clock, self.inbox.get(), timeout)
             except TimeoutError:
-                raise self._fail(dog.reason()) from None
+                raise self._fail(self._timed_out(dog)) from None
             if isinstance(item, Command):
                 return "aborted", item.value
             verdict = self._on_item(item, dog)
             if verdict is not None:
                 return verdict
 
-    def _on_item(self, item: Event, dog: Watchdog) -> tuple[str, str] | None:
+    def _deadline(self, dog: Watchdog) -> float | None:
+        """The watchdogs' deadline, or the exit's grace if sooner; None while the log cannot
+        be pulled (its END may be on the phone: the grace starts again when it is back)."""
+        watchdog = dog.deadline()
+        if watchdog is None:
+            return None
+        return watchdog if self._exit_deadline is None else min(watchdog, self._exit_deadline)
+
+    def _timed_out(self, dog: Watchdog) -> str:
+        exited, until = self.exited, self._exit_deadline
+        if exited is not None and until is not None and self.clock.now() >= until:
+            return f"the app {exited.reason} without an END line"
+        return dog.reason()
+
+    def _on_item(self, item: Inbox, dog: Watchdog) -> tuple[str, str] | None:
         t = self.clock.now()
+        if isinstance(item, AppExit):
+            if item.pid == self.pid and self.exited is None:
+                self.exited, self._exit_deadline = item, t + self.launch.exit_grace_s
+            return None
+        if isinstance(item, AppCrash):
+            if item.pid is None or item.pid == self.pid:
+                self.exited = self.exited or AppExit(self.pid or 0, item.reason)
+                raise self._fail(item.reason)
+            return None
         if isinstance(item, GapEvent):
             dog.gap(item.state, t)
+            if item.state == "end" and self._exit_deadline is not None:
+                self._exit_deadline = max(self._exit_deadline, t + self.launch.exit_grace_s)
             return None
         if not isinstance(item, RecordEvent):
             return None

@@ -39,8 +39,22 @@ from anemon.control.outcome import ArmOutcome, RunResult
 from anemon.control.plan import ArmSpec, Plan
 from anemon.control.preflight import History, run_checks
 from anemon.devices import reads_power
-from anemon.devices.base import Device, DeviceError, DeviceInfo, Installer, Operator, Telemetry
+from anemon.devices.base import (
+    AppCrash,
+    AppExit,
+    AppGap,
+    AppNews,
+    AppWatcher,
+    Conditioner,
+    Device,
+    DeviceError,
+    DeviceInfo,
+    Installer,
+    Operator,
+    Telemetry,
+)
 from anemon.events import (
+    CrashEvent,
     ErrorEvent,
     Event,
     GapEvent,
@@ -49,8 +63,10 @@ from anemon.events import (
     Phase,
     PhaseEvent,
     RecordEvent,
+    TelemetryEvent,
     TrialEvent,
 )
+from anemon.paths import create_new, safe_name
 from anemon.pipeline import LineFeed, Pipeline, poll_power, read_telemetry
 
 TELEMETRY_S = 10.0
@@ -100,6 +116,7 @@ class Controller:
         clock: Clock,
         *,
         mirror: Path,
+        beside: Path | None = None,
         battery_prompts: bool | None = None,
         force: bool = False,
         preflight: bool = True,
@@ -110,6 +127,8 @@ class Controller:
         self.pipeline = pipeline
         self.clock = clock
         self.mirror = mirror
+        self.beside = beside
+        """The recording: a crash report naming the app is copied next to it (None: not kept)."""
         self.battery_prompts = battery_prompts
         """Prompt unplug/replug around each arm; None: for sim arms with the unplug fault
         (unless the battery protocol asks once for the whole run)."""
@@ -132,6 +151,8 @@ class Controller:
         self._answers: list[Answer] = []
         """How the operator's waits ended (`ask`), in order."""
         self.source = f"{device.kind}:{plan.log_path}"
+        self.app_source = f"{device.kind}:app"
+        """What the backend sees of the app (AppWatcher): its telemetry, crash reports, gaps."""
         self.attribution = Attribution()
         self.feed = LineFeed(pipeline, self.source, self.attribution.arm_of)
         self.phase: Phase = "idle"
@@ -169,6 +190,8 @@ class Controller:
             asyncio.create_task(poll_power(self.pipeline, self.device, self.clock,
                                            self.plan.device.power_s, lambda: self.arm)),
         ]  # fmt: skip
+        if isinstance(self.device, AppWatcher):
+            tasks.append(asyncio.create_task(self._watch_app(self.device)))
         outcomes: list[ArmOutcome] = []
         launches = schedule(self.plan)
         replug: asyncio.Task[None] | None = None
@@ -178,6 +201,7 @@ class Controller:
                 await self._battery.before()
             cleared = installed and not self.aborting and not self.stopped
             cleared = cleared and await self._preflight()
+            cleared = cleared and await self._hold_condition()
             for index, launch in enumerate(launches if cleared else ()):
                 if not await self._before(launch, first=index == 0):
                     break
@@ -197,6 +221,7 @@ class Controller:
         finally:
             if replug is not None:
                 tasks.append(replug)
+            await self._release_condition()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -263,6 +288,36 @@ class Controller:
         self.set_phase("installing", None, f"installed; settling {settle:g} s before launching")
         await self.nap(settle)
         return not self.aborting
+
+    async def _hold_condition(self) -> bool:
+        """The plan's `device.condition`, forced for the whole run (a marker); False: the
+        backend refused it and the run stops before its first launch."""
+        profile = self.plan.device.condition
+        if not profile:
+            return True
+        if not isinstance(self.device, Conditioner):
+            self.stopped = (f"the {self.device.kind} backend cannot force a condition "
+                            f"(device.condition = {profile!r})")  # fmt: skip
+        else:
+            try:
+                self.note(await self.device.hold_condition(profile))
+                return True
+            except DeviceError as e:
+                self.stopped = f"cannot force the condition {profile}: {e}"
+        self.error(None, self.stopped)
+        return False
+
+    async def _release_condition(self) -> None:
+        """Clear the held condition: at the run's end and on every way out of it."""
+        if not self.plan.device.condition or not isinstance(self.device, Conditioner):
+            return
+        try:
+            said = await self.device.release_condition()
+        except DeviceError as e:
+            said = f"could not clear the condition {self.plan.device.condition}: {e} (the phone "
+            said += "clears it when the connection closes)"
+        if said:
+            self.note(said)
 
     def _finish(self, result: RunResult) -> None:
         if result.aborted:
@@ -463,6 +518,44 @@ class Controller:
         stream = self.device.follow_log(self.plan.app.bundle, self.plan.log_path, self.mirror)
         async for batch in stream:
             self.feed.feed_items(batch)
+
+    async def _watch_app(self, watcher: AppWatcher) -> None:
+        """What the backend sees of the app, for the whole run: samples and gaps recorded,
+        crash reports recorded and copied beside the recording, exits and crashes handed to
+        the arm in progress (arm.py ends its round)."""
+        async for news in watcher.watch(self.plan.app.bundle):
+            self._on_news(news)
+
+    def _on_news(self, news: AppNews) -> None:
+        source = self.app_source
+        if isinstance(news, AppGap):
+            self.pipeline.emit_now(GapEvent, arm=self.arm, source=f"{source}:{news.stream}",
+                                   state=news.state, reason=news.reason)  # fmt: skip
+            return
+        if isinstance(news, AppExit | AppCrash) and self._run is not None:
+            self._run.inbox.put_nowait(news)
+        if isinstance(news, AppCrash):
+            self.pipeline.emit_now(CrashEvent, arm=self.arm, source=source, report=news.report,
+                                   reason=news.reason, footprint_gb=news.footprint_gb,
+                                   file=self._keep(news), process=news.process)  # fmt: skip
+        elif not isinstance(news, AppExit):
+            self.pipeline.emit_now(TelemetryEvent, arm=self.arm, source=source, pid=news.pid,
+                                   cpu_pct=news.cpu_pct, mem_gb=news.mem_gb,
+                                   gpu_pct=news.gpu_pct)  # fmt: skip
+
+    def _keep(self, crash: AppCrash) -> str:
+        """Copy the report next to the recording (`<recording>.<report name>`); its name."""
+        if self.beside is None:
+            return crash.file
+        stem = self.beside.name.removesuffix(".gz").removesuffix(".jsonl")
+        name = f"{stem}.{safe_name(crash.file, 'crash.ips')}"
+        try:
+            _, out = create_new(self.beside.with_name(name))
+            with out:
+                out.write(crash.data.decode("utf-8", errors="replace"))
+        except OSError as e:
+            self.note(f"could not copy the crash report {crash.file}: {e.strerror or e}")
+        return crash.file
 
     async def _poll_telemetry(self) -> None:
         while True:

@@ -39,6 +39,8 @@ FAULTS = ("none", "hang", "load_error", "gpu_timeout", "stall", "refuse_launch",
 SECTIONS = ("tag", "device", "app", "protocol", "cooldown", "guards", "alerts", "arms", "sim")
 ALERT_THERMAL = ("fair", "serious", "critical", "none")
 THERMAL_START = ("nominal", "fair", "serious", "critical")
+CONDITIONS = ("", "ThermalFair", "ThermalSerious", "ThermalCritical")
+"""`device.condition`: none, or a ThermalCondition profile of DVT's ConditionInducer."""
 _TAG = re.compile(r"[A-Za-z0-9._-]+")
 _NAME = re.compile(r"[^\s=\"]+")
 
@@ -291,12 +293,13 @@ class _Reader:
             raise self.error(("tag",), f"{_quoted(tag)}: only letters, digits, '.', '_', '-'")
         if len(tag) > MAX_NAME:
             raise self.error(("tag",), f"{len(tag)} characters (expected at most {MAX_NAME})")
-        device_checks = {name: RANGES[("device", name)] for name in ("poll_s", "power_s")}
+        device_checks = _checks("device")
         device = self.section(data, "device", DeviceSpec, device_checks)
         self.choice(device.kind, ("device", "kind"), DEVICE_KINDS)
         if kind is not None:  # --device: the rest is checked for the kind it will run on
             device = dataclasses.replace(device, kind=kind)
         self.choice(device.connect, ("device", "connect"), CONNECTIONS)
+        self.choice(device.condition, ("device", "condition"), CONDITIONS)
         app = self.section(data, "app", AppSpec, {"bundle": _nonempty, "log": _nonempty})
         protocol = self.protocol(data)
         cooldown = self.cooldown(data)
@@ -527,6 +530,7 @@ DAY_S = 86_400.0
 RANGES: Mapping[tuple[str, str], Range] = MappingProxyType({
     ("device", "poll_s"): Range(0.01, 3600, "seconds"),
     ("device", "power_s"): Range(0.01, 3600, "seconds"),
+    ("device", "process_s"): Range(0.01, 3600, "seconds"),
     ("protocol", "seconds"): Range(0, DAY_S, "seconds", open_low=True),
     ("protocol", "prompt"): Range(1, 1_000_000, "tokens"),
     ("protocol", "gen"): Range(1, 1_000_000, "tokens"),

@@ -3,7 +3,8 @@ from (`DeviceSpec`) and lists (`DeviceReport`), and its typed errors.
 
 Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
 container and read host-side telemetry. Optional capabilities are classes a backend inherits
-from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`, `Inspector`. A
+from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`, `Inspector`,
+`AppWatcher`, `Conditioner`. A
 caller asks with `isinstance`, which checks the declaration, never the attributes. All of it is
 asyncio.
 """
@@ -42,6 +43,12 @@ class DeviceSpec:
     """The phone's address for connect = "network" ("" = find it)."""
     power_s: float = 1.0
     """How often device power (battery current x voltage) is read."""
+    process_s: float = 1.0
+    """How often the bench app's CPU, memory and GPU are sampled, where the backend can
+    (`AppWatcher`): a phone may deliver them less often."""
+    condition: str = ""
+    """A ThermalCondition profile ("ThermalSerious") held for the whole run, where the backend
+    can (`Conditioner`); "" = none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,4 +227,93 @@ class PowerSource(abc.ABC):
         time, silently. Raises DeviceError when the phone cannot be read: the poller records a
         gap and keeps trying.
         """
+        ...
+
+
+# -- the app while it runs (AppWatcher) --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AppExit:
+    """The app's process ended (a termination message, or no longer running)."""
+
+    pid: int
+    reason: str
+    """In words, as a round's failure reason: "exited on signal 9", "exited with code 1"."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppSample:
+    """One reading of the app's process (sysmontap) or of the GPU (graphics); None: not in it."""
+
+    pid: int | None
+    cpu_pct: float | None = None
+    """% of one core, as top shows it (may pass 100)."""
+    mem_gb: float | None = None
+    """Physical footprint, GB = 10^9 bytes."""
+    gpu_pct: float | None = None
+    """The GPU's Device Utilization %, the whole phone's."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppCrash:
+    """A new crash or jetsam report on the phone naming the app (anemon.events.CrashEvent)."""
+
+    report: str
+    """"crash" (the app's own) or "jetsam" (a JetsamEvent where it was killed or largest)."""
+    reason: str
+    """As a round's failure reason: "jetsam: per-process-limit at 2.2 GB"."""
+    file: str
+    """The report's file name on the phone."""
+    process: str
+    data: bytes
+    """The report as the phone has it (copied next to the recording)."""
+    pid: int | None = None
+    footprint_gb: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AppGap:
+    """A stream about the app went silent or unreachable ("begin"), or came back ("end")."""
+
+    stream: str
+    """Which: "exits", "sysmontap", "graphics", "reports"."""
+    state: str
+    reason: str = ""
+
+
+AppNews = AppExit | AppSample | AppCrash | AppGap
+
+
+class AppWatcher(abc.ABC):
+    """A backend that sees the bench app while a run goes: its exit when it happens, its CPU,
+    memory and GPU, and the crash and jetsam reports naming it. The controller reads `watch`
+    for the whole run (anemon/control/controller.py)."""
+
+    @property
+    def watch_warnings(self) -> int:
+        """Readings and reports dropped so far (absurd samples, malformed rows, not JSON)."""
+        return 0
+
+    @abc.abstractmethod
+    def watch(self, bundle: str) -> AsyncIterator[AppNews]:
+        """What happens to the app this backend launched, from now on (reports already on
+        the phone are not news), until the iterator is closed. Never raises for the phone
+        going away: that is an AppGap, and the watch goes on when it is back."""
+        ...
+
+
+class Conditioner(abc.ABC):
+    """A backend that can force a device condition (DVT ConditionInducer: a ThermalCondition
+    profile makes the phone report that thermal state to the app)."""
+
+    @abc.abstractmethod
+    async def hold_condition(self, profile: str) -> str:
+        """Force `profile` until `release_condition` or the backend closes; what was done
+        (a marker). Raises DeviceError when the phone refuses it."""
+        ...
+
+    @abc.abstractmethod
+    async def release_condition(self) -> str:
+        """Clear the condition held; what was done (a marker), "" if none was held."""
         ...

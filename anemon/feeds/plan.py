@@ -53,9 +53,10 @@ class PlanRun(LiveFeed):
         self._clock = clock
         self._mirror_dir = Path(tempfile.mkdtemp(prefix="anemon-mirror-"))
         mirror = self._mirror_dir / safe_name(Path(plan.log_path).name, "bench.log")
+        beside = self._recorder.path if self._recorder is not None else None
         self.controller = Controller(plan, self.device, pipeline, clock, mirror=mirror,
-                                     battery_prompts=battery_prompts, force=force,
-                                     keys=keys)  # fmt: skip
+                                     beside=beside, battery_prompts=battery_prompts,
+                                     force=force, keys=keys)  # fmt: skip
         super().__init__(f"{plan.tag} on {plan.device.kind}", pipeline, tag=plan.tag,
                          controls=self.controller)  # fmt: skip
         self.reads_power = reads_power(self.device.kind)

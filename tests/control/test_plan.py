@@ -238,3 +238,33 @@ def test_run_with_a_missing_plan_exits_2_with_one_line(tmp_path, capsys):
     assert main(["run", str(missing), "--headless"]) == 2
     err = capsys.readouterr().err.strip()
     assert re.fullmatch(rf"anemon: {re.escape(str(missing))}: cannot read the plan: .*", err)
+
+
+V3_DEVICE = 'tag = "t"\n[[arms]]\nname = "qwen3_1_7b_ane"\n[device]\n'
+
+
+def test_the_v3_device_keys_are_read_with_their_defaults():
+    read = parse_plan(V3_DEVICE + 'process_s = 3.0\ncondition = "ThermalSerious"\n', "p.toml")
+    assert (read.device.process_s, read.device.condition) == (3.0, "ThermalSerious")
+    default = parse_plan(V3_DEVICE, "p.toml").device
+    assert (default.process_s, default.condition) == (1.0, "")
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [("process_s = 0", "device.process_s"), ('condition = "Hot"', "device.condition")],
+)
+def test_the_v3_device_keys_are_checked(line: str, key: str):
+    with pytest.raises(PlanError, match=f"^p.toml:5: {key}: "):
+        parse_plan(V3_DEVICE + line + "\n", "p.toml")
+
+
+def test_devicectl_refuses_a_condition_in_one_line():
+    from anemon.devices import backend
+    from anemon.devices.base import DeviceSpec
+    from anemon.errors import AnemonError
+
+    spec = DeviceSpec(kind="devicectl", condition="ThermalSerious")
+    with pytest.raises(AnemonError, match="needs DVT's ConditionInducer") as caught:
+        backend("devicectl").make(spec, None)  # type: ignore[arg-type]
+    assert "\n" not in str(caught.value)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from anemon.devices.base import DeviceError, LaunchRefused
 from anemon.devices.pmd3 import Pmd3Device, dvt
 from anemon.devices.pmd3.errors import DeveloperToolsMissing
+from anemon.devices.pmd3.session import DvtSession
 from anemon.devices.virtual import VirtualIPhone
 from tests.devices.helpers import BUNDLE, StandInPhone
 
@@ -48,15 +48,20 @@ class FakeProcessControl:
         self.calls.append(("kill", pid))
 
 
+class FakeDvt:
+    async def close(self) -> None:
+        return None
+
+
 def use_fake(monkeypatch: pytest.MonkeyPatch, pc: FakeProcessControl) -> list[Any]:
+    """The session's connection opened over a fake ProcessControl; what it was opened over."""
     providers: list[Any] = []
 
-    @asynccontextmanager
-    async def fake(provider: Any) -> AsyncIterator[FakeProcessControl]:
-        providers.append(provider)
-        yield pc
+    async def fake_open(self: DvtSession) -> None:
+        providers.append(await self.connection.developer_provider())
+        self._dvt, self._pc = FakeDvt(), pc
 
-    monkeypatch.setattr(dvt, "process_control", fake)
+    monkeypatch.setattr(DvtSession, "_open", fake_open)
     return providers
 
 
@@ -103,7 +108,7 @@ async def test_launch_and_kill_go_through_process_control_over_lockdown(
         ("launch", (BUNDLE, {"environment": env, "kill_existing": True})),
         ("kill", 4242),
     ]
-    assert [p.product_version for p in providers] == ["16.7.10"] * 2  # the lockdown client
+    assert [p.product_version for p in providers] == ["16.7.10"]  # one connection, over lockdown
 
 
 async def test_ios17_launches_use_the_rsd_tunnel(
@@ -123,7 +128,7 @@ async def test_ios17_launches_use_the_rsd_tunnel(
         await pmd3.launch(BUNDLE, {})
         await pmd3.launch(BUNDLE, {})
         await pmd3.close()
-    assert providers == [rsd, rsd]  # one tunnel, kept open until close
+    assert providers == [rsd]  # one tunnel and one DVT connection, kept open until close
     assert closed == [phone.udid]
 
 

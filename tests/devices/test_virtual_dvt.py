@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from anemon.devices.base import LaunchRefused
-from anemon.devices.pmd3 import Pmd3Device, dvt
+from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.ticker import advance
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
@@ -102,17 +102,19 @@ async def until_end(pc: Any) -> AsyncIterator[Any]:
             return
 
 
-async def test_anemon_launches_and_kills_through_dvt(
-    ios16: VirtualIPhone, sim: SimulatedIPhone, lockdown: Any
+async def test_anemon_launches_and_kills_over_one_dvt_connection(
+    ios16: VirtualIPhone, sim: SimulatedIPhone, tmp_path: Path
 ) -> None:
+    device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
     async with asyncio.timeout(TIMEOUT_S):
-        pid = await dvt.launch(lockdown, BUNDLE, ENV, "16.7.10")
+        pid = await device.launch(BUNDLE, ENV)
         assert sim.running() == {pid}
-        again = await dvt.launch(lockdown, BUNDLE, ENV, "16.7.10")  # replaces the first
+        again = await device.launch(BUNDLE, ENV)  # replaces the first
         assert sim.running() == {again} and again != pid
-        await dvt.kill(lockdown, again, "16.7.10")
+        await device.terminate(again)
         assert sim.running() == set()
-    assert ios16.service_starts["com.apple.instruments.remoteserver.DVTSecureSocketProxy"] == 3
+        await device.close()
+    assert ios16.service_starts["com.apple.instruments.remoteserver.DVTSecureSocketProxy"] == 1
 
 
 async def test_the_backend_launches_on_an_ios16_phone(
@@ -152,14 +154,16 @@ async def test_a_refused_launch_then_an_accepted_one(
 
 
 async def test_a_locked_phone_refuses_and_an_unknown_app_is_not_found(
-    ios16: VirtualIPhone, sim: SimulatedIPhone, lockdown: Any
+    ios16: VirtualIPhone, sim: SimulatedIPhone, tmp_path: Path
 ) -> None:
     sim.set_locked(True)
+    device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
     async with asyncio.timeout(TIMEOUT_S):
         with pytest.raises(LaunchRefused, match="could not be, unlocked"):
-            await dvt.launch(lockdown, BUNDLE, ENV, "16.7.10")
+            await device.launch(BUNDLE, ENV)
         with pytest.raises(LaunchRefused, match="returned nil"):
-            await dvt.launch(lockdown, "com.example.other", ENV, "16.7.10")
+            await device.launch("com.example.other", ENV)
+        await device.close()
     assert sim.running() == set()
 
 

@@ -38,6 +38,7 @@ from anemon.devices.devicectl.json import (
 )
 from anemon.devices.devicectl.runner import CALL_TIMEOUT_S, Call, Devicectl
 from anemon.devices.pulled import follow_pulled
+from anemon.errors import AnemonError
 from anemon.sources.items import LogItem
 
 if TYPE_CHECKING:
@@ -194,7 +195,12 @@ NO_READINGS = "devicectl reads no battery, temperature, disk or power"
 
 def make_device(spec: DeviceSpec, clock: Clock) -> DevicectlDevice:
     """The phone `spec` names (devicectl finds networked phones itself: `connect` and `host`
-    are not used, nor `clock`)."""
+    are not used, nor `clock`). A condition is refused (an AnemonError, one line)."""
+    if spec.condition:
+        raise AnemonError(
+            f'device.condition = "{spec.condition}" needs DVT\'s ConditionInducer, which '
+            "devicectl has not: run it with --device pymobiledevice3, or drop the key"
+        )
     return DevicectlDevice(spec.id, poll_s=spec.poll_s)
 
 

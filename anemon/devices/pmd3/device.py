@@ -1,10 +1,12 @@
 """The pymobiledevice3 backend: usbmux/lockdown telemetry and device power (IOPMPowerSource),
-house_arrest/AFC mirroring, DVT launch, the app's console lines (os_trace).
+house_arrest/AFC mirroring, the app's console lines (os_trace), and over the run's one DVT
+connection (session.py) launch and kill, the app's exits, its CPU, memory and GPU, the crash
+reports naming it (watch.py) and a held condition.
 
 pymobiledevice3 (11.45 up to 12; CI tests 11.45.0) is imported inside functions only:
 importing this package costs nothing, so `anemon --help`, replay and the simulator stay fast.
 Everything runs in the caller's event loop. The device's connection is one `Pmd3Connection`
-(connection.py), which follow.py, console.py, power.py and the launch use.
+(connection.py), which follow.py, console.py, power.py and the DVT session use.
 `USBMUXD_SOCKET_ADDRESS` (or `usbmux_address=`) selects another usbmuxd, e.g. the virtual
 iPhone's; `connect="network"` and `host=` reach the phone over the network instead (lockdown
 over TCP), so the cable can come out.
@@ -20,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from anemon.devices.base import (
     CONNECTIONS,
+    AppNews,
+    AppWatcher,
+    Conditioner,
     ConsoleSource,
     DeviceError,
     DeviceInfo,
@@ -30,12 +35,13 @@ from anemon.devices.base import (
     PowerSource,
     Telemetry,
 )
-from anemon.devices.pmd3 import dvt
 from anemon.devices.pmd3.connection import Pmd3Connection, list_devices
 from anemon.devices.pmd3.console import console_lines
 from anemon.devices.pmd3.errors import AppNotInstalled
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
+from anemon.devices.pmd3.session import DvtSession
+from anemon.devices.pmd3.watch import SILENT_S, AppWatch, Pace, Warnings
 from anemon.errors import AnemonError
 from anemon.sources.items import LogItem
 
@@ -47,7 +53,7 @@ GB = 1_000_000_000
 DISK_USAGE = "com.apple.disk_usage"
 
 
-class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
+class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, Conditioner):
     """One iPhone through usbmuxd (the first attached one unless `udid` is given), or over the
     network at `host` (`connect="network"`)."""
 
@@ -62,6 +68,8 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
         host: str = "",
         poll_s: float = 2.0,
         power_s: float = 1.0,
+        process_s: float = 1.0,
+        silent_s: float = SILENT_S,
         reconnect_s: float = 2.0,
         pairing_records_cache_folder: Path | None = None,
     ) -> None:
@@ -77,14 +85,23 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
         )
         self.poll_s = poll_s
         self.power_s = power_s
+        self.process_s = process_s
+        """How often sysmontap samples the app (plan `device.process_s`)."""
+        self.silent_s = silent_s
+        """sysmontap silent this long is a gap (real seconds)."""
         self.reconnect_s = reconnect_s
         self.power_reader = PowerReader(self.connection)
         """IOPMPowerSource over one diagnostics connection, shared by `power` and `telemetry`."""
+        self.dvt = DvtSession(self.connection)
+        """The run's one DVT connection: launch, kill, exits, samples, a held condition."""
+        self.warnings = Warnings()
+        """What the watch dropped (absurd samples, malformed rows, reports not JSON)."""
 
     async def connect(self) -> DeviceInfo:
         return _info(await self.connection.lockdown())
 
     async def close(self) -> None:
+        await self.dvt.close()
         await self.power_reader.close()
         await self.connection.close()
 
@@ -137,12 +154,28 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector):
         return True
 
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
-        provider = await self.connection.developer_provider()
-        return await dvt.launch(provider, bundle, env, self.connection.product_version)
+        return await self.dvt.launch(bundle, env)
 
     async def terminate(self, pid: int) -> None:
-        provider = await self.connection.developer_provider()
-        await dvt.kill(provider, pid, self.connection.product_version)
+        await self.dvt.kill(pid)
+
+    @property
+    def watch_warnings(self) -> int:
+        return self.warnings.count
+
+    def watch(self, bundle: str) -> AsyncIterator[AppNews]:
+        """The app's exits, samples every `process_s`, crash reports, over the DVT session."""
+        pace = Pace(self.process_s, self.poll_s, self.reconnect_s, self.silent_s)
+        watch = AppWatch(self.dvt, bundle, pace, self.warnings)
+        return watch.news()
+
+    async def hold_condition(self, profile: str) -> str:
+        await self.dvt.hold(profile)
+        return f"condition {profile} forced (DVT ConditionInducer), held for the run"
+
+    async def release_condition(self) -> str:
+        held = self.dvt.condition
+        return f"condition {held} cleared" if await self.dvt.release() else ""
 
     def follow_log(self, bundle: str, path: str, mirror: Path) -> AsyncIterator[list[LogItem]]:
         follower = LogFollower(
@@ -165,7 +198,7 @@ def make_device(spec: DeviceSpec, clock: Clock) -> Pmd3Device:
             "address on the network, HOST or HOST:PORT"
         )
     return Pmd3Device(spec.id or None, connect=spec.connect, host=spec.host, poll_s=spec.poll_s,
-                      power_s=spec.power_s)  # fmt: skip
+                      power_s=spec.power_s, process_s=spec.process_s)  # fmt: skip
 
 
 # -- listing ----------------------------------------------------------------------------------

@@ -1,56 +1,23 @@
-"""Launch and kill through DVT's process control (pymobiledevice3).
+"""How DVT is reached from iOS 17 on: the RSD tunnel (session.py holds the DVT connection).
 
 Before iOS 17 DVT is a lockdown service (needs the developer disk image mounted); from 17 on
 it is only reachable through an RSD tunnel: in-process over USB on 17.4+
 (`UserspaceRsdTunnel`), or the `pymobiledevice3 remote tunneld` daemon on 17.0-17.3.
-Not emulated by the virtual iPhone: tests stop at `process_control`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from anemon.devices.base import DeviceError
-from anemon.devices.pmd3.errors import launch_refused, translate
+from anemon.devices.pmd3.errors import translate
 
 Closer = Callable[[], Awaitable[None]]
 TUNNELD_ADDRESS = "ANEMON_TUNNELD_ADDRESS"
 """`HOST:PORT` of a tunneld that does not listen where the real one does (127.0.0.1:49151):
-the virtual iPhone's stand-in (docs/devices.md, "iOS 17 and later")."""
-
-
-@asynccontextmanager
-async def process_control(provider: Any) -> AsyncIterator[Any]:
-    """A connected `ProcessControl` over `provider` (a lockdown client or an RSD)."""
-    from pymobiledevice3.services.dvt.instruments.dvt_provider import DvtProvider
-    from pymobiledevice3.services.dvt.instruments.process_control import ProcessControl
-
-    async with DvtProvider(provider) as dvt, ProcessControl(dvt) as pc:
-        yield pc
-
-
-async def launch(provider: Any, bundle: str, env: Mapping[str, str], version: str) -> int:
-    """Start `bundle` with `env` (replacing a running instance); its pid."""
-    from pymobiledevice3.dtx.exceptions import DTXNsError
-
-    try:
-        async with process_control(provider) as pc:
-            return int(await pc.launch(bundle, environment=dict(env), kill_existing=True))
-    except (AssertionError, DTXNsError) as e:
-        raise launch_refused(e, bundle) from e
-    except Exception as e:
-        raise translate(e, bundle=bundle, product_version=version) from e
-
-
-async def kill(provider: Any, pid: int, version: str) -> None:
-    try:
-        async with process_control(provider) as pc:
-            await pc.kill(pid)
-    except Exception as e:
-        raise translate(e, product_version=version) from e
+the virtual iPhone's stand-in (docs/devices.md, the virtual iPhone's "iOS 17+ route")."""
 
 
 async def open_rsd(udid: str) -> tuple[Any, Closer]:

@@ -125,6 +125,8 @@ def translate(
         )
     if isinstance(e, x.AppInstallError):
         return DeviceError(f"install failed: {e}")
+    if (said := _ns_error(e)) is not None:
+        return DeviceError(f"the iPhone refused: {said}")
     if is_gone(e):
         if host:
             return DeviceGone(
@@ -142,6 +144,17 @@ def _invalid_service(product_version: str) -> DeviceError:
         f"the developer services are not running: {MOUNT_HINT}"
         + (f"; {DEV_MODE_HINT}" if major >= 16 else "")
     )
+
+
+def _ns_error(e: BaseException) -> str | None:
+    """What an NSError from DVT (DTXNsError) says, in its own words; None: not one."""
+    from pymobiledevice3.dtx.exceptions import DTXNsError
+
+    if not isinstance(e, DTXNsError):
+        return None
+    info = getattr(e.error, "user_info", None)
+    said = info.get("NSLocalizedDescription") if isinstance(info, dict) else None
+    return str(said) if said else str(e)
 
 
 def launch_refused(e: BaseException, bundle: str) -> DeviceError:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from anemon.clock import Clock
 from anemon.devices.base import (
+    Conditioner,
     DeviceGone,
     DeviceInfo,
     DeviceReport,
@@ -63,7 +64,7 @@ class SimDeviceSpec(DeviceSpec):
     config: SimConfig = field(default_factory=SimConfig)
 
 
-class SimDevice(Installer, PowerSource, Inspector, Operator):
+class SimDevice(Installer, PowerSource, Inspector, Operator, Conditioner):
     """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
@@ -189,6 +190,16 @@ class SimDevice(Installer, PowerSource, Inspector, Operator):
             "" if self.network or plugged else " (its USB link stays in: the host still reaches it)"
         )
         return f"simulated operator: {did} in {self.operator_s:g} s{link}"
+
+    async def hold_condition(self, profile: str) -> str:
+        """Forces nothing: says what a phone through DVT would do."""
+        return (
+            f"simulator: a phone would hold {profile} for the run (DVT ConditionInducer) "
+            "and report that thermal state to the app; the simulated one is not forced"
+        )
+
+    async def release_condition(self) -> str:
+        return "simulator: a phone would clear the condition now"
 
     async def close(self) -> None:
         return None

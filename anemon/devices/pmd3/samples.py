@@ -1,0 +1,74 @@
+"""The bench app's process in DVT's samples: sysmontap rows and graphics dicts as `AppSample`s.
+
+A sysmontap row covers every process (SpringBoard's too): the app's is picked by its pid. Its
+values come in the order of the attributes asked for (`setConfig:` procAttrs). cpuUsage is %
+of one core (None in a process's first sample), physFootprint bytes (GB = 10^9 bytes, what
+jetsam counts). A value outside anemon's ranges (parsing/ranges.py: negative memory, 10^6 %
+CPU) drops the sample, and a row whose value count is not the attribute count is refused:
+both are counted warnings, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from anemon.devices.base import AppSample
+from anemon.parsing.ranges import describe, in_range
+
+GB = 1_000_000_000
+PROCESS_ATTRIBUTES = ("pid", "cpuUsage", "physFootprint")
+"""What anemon reads of a process row (the phone sends all it was asked for)."""
+GPU_KEY = "Device Utilization %"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What one row gave: the app's sample, or why it was dropped (a counted warning)."""
+
+    sample: AppSample | None = None
+    warning: str = ""
+
+
+NOTHING = Read()
+
+
+def process_sample(row: Any, attributes: Sequence[str], pid: int) -> Read:
+    """The app's sample in a sysmontap row; NOTHING when the row does not list it."""
+    processes = row.get("Processes") if isinstance(row, Mapping) else None
+    if not isinstance(processes, Mapping):
+        return NOTHING  # a system row, or a row of another type
+    values = processes.get(pid, processes.get(str(pid)))
+    if values is None:
+        return NOTHING
+    if not isinstance(values, list | tuple) or len(values) != len(attributes):
+        count = len(values) if isinstance(values, list | tuple) else type(values).__name__
+        return Read(warning=f"sysmontap: a row with {count} values for {len(attributes)} "
+                    "attributes")  # fmt: skip
+    named = dict(zip(attributes, values, strict=True))
+    cpu = _number(named.get("cpuUsage"))
+    footprint = _number(named.get("physFootprint"))
+    sample = AppSample(pid, cpu_pct=cpu, mem_gb=None if footprint is None else footprint / GB)
+    return _checked(sample)
+
+
+def gpu_sample(sample: Any, pid: int | None) -> Read:
+    """The GPU's utilisation in a graphics sample; NOTHING without one."""
+    gpu = _number(sample.get(GPU_KEY)) if isinstance(sample, Mapping) else None
+    return NOTHING if gpu is None else _checked(AppSample(pid, gpu_pct=gpu))
+
+
+def _checked(sample: AppSample) -> Read:
+    for name in ("cpu_pct", "mem_gb", "gpu_pct"):
+        value = getattr(sample, name)
+        if value is not None and not in_range(name, value):
+            return Read(warning=f"absurd {name} {value:g} dropped (expected {describe(name)})")
+    return Read(sample)
+
+
+def _number(value: Any) -> float | None:
+    value = getattr(value, "value", value)  # a DTX primitive
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

@@ -1,0 +1,232 @@
+"""The bench app while a run goes, over the run's one DVT connection (session.py) and the
+crash report service: `AppWatch.news()` yields its exits, samples, crash reports and gaps.
+
+Four streams, each in a task of its own, into one queue:
+- exits: the termination message as it comes, and `processIdentifierForBundleIdentifier:`
+  every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none;
+- sysmontap every `process_s` (a phone may deliver every 3-5 s: what comes is yielded, nothing
+  is filled in); silent for `silent_s` (SILENT_S) it is a gap, not a crash;
+- graphics (`Device Utilization %`);
+- crash reports: the CrashReporter folder listed every `poll_s` (at least MIN_POLL_S): what
+  was there when the watch began is not this run's.
+All in real seconds, as the backend keeps its own time.
+A stream that fails (the phone away, a channel refused) is a gap with its reason, and tries
+again after `reconnect_s`, doubled up to RETRY_MAX_S; the DVT connection is reopened by the
+session alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from anemon.devices.base import AppExit, AppGap, AppNews
+from anemon.devices.pmd3 import reports, samples
+
+if TYPE_CHECKING:
+    from anemon.devices.pmd3.session import DvtSession
+
+EXIT_POLL_S = 1.5
+SILENT_S = 10.0
+"""sysmontap silent this long (real seconds) is a gap."""
+MIN_POLL_S = 0.1
+RETRY_MAX_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How often the watch looks, in real seconds."""
+
+    process_s: float = 1.0
+    """sysmontap's interval (plan `device.process_s`)."""
+    poll_s: float = 2.0
+    """The crash report listing's and the exit poll's (the log's pull, plan `device.poll_s`)."""
+    reconnect_s: float = 2.0
+    """The first wait before a failed stream tries again."""
+    silent_s: float = SILENT_S
+    """sysmontap silent this long is a gap."""
+
+
+class Warnings:
+    """Dropped samples and reports, counted, with the last reason."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = ""
+
+    def add(self, why: str) -> None:
+        self.count += 1
+        self.last = why
+
+
+class AppWatch:
+    """The news of one bundle from the session's launches, until closed."""
+
+    def __init__(self, session: DvtSession, bundle: str, pace: Pace, warnings: Warnings) -> None:
+        self.session = session
+        self.bundle = bundle
+        self.process_s = pace.process_s
+        self.poll_s = max(pace.poll_s, MIN_POLL_S)
+        self.silent_s = pace.silent_s
+        self.reconnect_s = pace.reconnect_s
+        self.warnings = warnings
+        self._queue: asyncio.Queue[AppNews] = asyncio.Queue()
+        self._exited: set[int] = set()
+        self._seen: set[str] | None = None
+        """The reports listed so far: the first listing's are not this run's; one written
+        while the phone was away is new when it is back."""
+
+    async def news(self) -> AsyncIterator[AppNews]:
+        streams = {"exits": self._exits, "sysmontap": self._sysmon, "graphics": self._graphics,
+                   "reports": self._reports}  # fmt: skip
+        tasks = [asyncio.create_task(self._kept(name, run)) for name, run in streams.items()]
+        try:
+            while True:
+                yield await self._queue.get()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _put(self, news: AppNews) -> None:
+        self._queue.put_nowait(news)
+
+    async def _kept(
+        self, stream: str, run: Callable[[Callable[[], None]], Awaitable[None]]
+    ) -> None:
+        """Run `stream` again and again: a failure is a gap (once), the first news after it
+        ends the gap."""
+        away = False
+        delay = self.reconnect_s
+
+        def back() -> None:
+            nonlocal away, delay
+            delay = self.reconnect_s
+            if away:
+                away = False
+                self._put(AppGap(stream, "end", "back"))
+
+        while True:
+            try:
+                await run(back)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a stream never ends the watch: it is a gap and a retry
+                if not away:
+                    away = True
+                    self._put(AppGap(stream, "begin", f"{stream}: {e}"))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_S)
+
+    # -- exits -------------------------------------------------------------------------------
+
+    async def _exits(self, back: Callable[[], None]) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(EXIT_POLL_S, self.poll_s)):
+                    self._exit(await self.session.exits.get())
+                    continue
+            pid = self.session.pid
+            if pid is None or pid in self._exited:
+                continue
+            running = await self.session.running_pid(self.bundle)
+            back()
+            if running != pid:
+                self._exit(AppExit(pid, "is no longer running"))
+
+    def _exit(self, news: AppExit) -> None:
+        """Each pid's exit once, the termination message's reason (with its signal) first."""
+        if news.pid in self._exited:
+            return
+        self._exited.add(news.pid)
+        self._put(news)
+
+    # -- samples -----------------------------------------------------------------------------
+
+    async def _sysmon(self, back: Callable[[], None]) -> None:
+        from pymobiledevice3.services.dvt.instruments.device_info import DeviceInfo
+        from pymobiledevice3.services.dvt.instruments.sysmontap import Sysmontap
+
+        dvt = await self.session.provider()
+        try:
+            async with DeviceInfo(dvt) as info:
+                attributes = list(await info.sysmon_process_attributes())
+                system = list(await info.sysmon_system_attributes())
+            interval = max(1, round(self.process_s * 1000))
+            async with Sysmontap(dvt, attributes, system, interval_ms=interval) as tap:
+                back()
+                await self._rows(tap, attributes, back)
+        except Exception as e:
+            raise await self.session.failed(e, dvt) from e
+
+    async def _rows(self, tap: Any, attributes: list[str], back: Callable[[], None]) -> None:
+        rows = aiter(tap)
+        while True:
+            # Waited for beside, never cancelled: a cancelled read would end the tap's iterator.
+            row = asyncio.ensure_future(anext(rows))
+            try:
+                if not (await asyncio.wait({row}, timeout=self.silent_s))[0]:
+                    silent = f"sysmontap silent for {self.silent_s:g} s"
+                    self._put(AppGap("sysmontap", "begin", silent))
+                    await asyncio.wait({row})
+                    self._put(AppGap("sysmontap", "end", "sysmontap back"))
+            finally:
+                row.cancel()
+            back()
+            pid = self.session.pid
+            if pid is not None:
+                self._read(samples.process_sample(row.result(), attributes, pid))
+
+    async def _graphics(self, back: Callable[[], None]) -> None:
+        from pymobiledevice3.services.dvt.instruments.graphics import Graphics
+
+        dvt = await self.session.provider()
+        try:
+            async with Graphics(dvt) as graphics:
+                back()
+                async for sample in graphics:
+                    self._read(samples.gpu_sample(sample, self.session.pid))
+        except Exception as e:
+            raise await self.session.failed(e, dvt) from e
+
+    def _read(self, read: samples.Read) -> None:
+        if read.warning:
+            self.warnings.add(read.warning)
+        elif read.sample is not None:
+            self._put(read.sample)
+
+    # -- crash reports -----------------------------------------------------------------------
+
+    async def _reports(self, back: Callable[[], None]) -> None:
+        from pymobiledevice3.services.crash_reports import CrashReportsManager
+
+        provider = await self.session.connection.developer_provider()
+        try:
+            async with CrashReportsManager(provider) as manager:
+                listed = set(await manager.ls("/"))
+                seen = self._seen = listed if self._seen is None else self._seen
+                back()
+                while True:
+                    for name in sorted(listed - seen):  # new since the watch began
+                        seen.add(name)
+                        await self._report(manager, name)
+                    await asyncio.sleep(self.poll_s)
+                    listed = set(await manager.ls("/"))
+        except Exception as e:
+            raise await self.session.failed(e) from e
+
+    async def _report(self, manager: Any, path: str) -> None:
+        name = path.rsplit("/", 1)[-1]
+        if not name.endswith(".ips"):
+            return
+        data = await manager.afc.get_file_contents(path)
+        try:
+            crash = reports.app_crash(name, data, bundle=self.bundle, pids=self.session.launched)
+        except reports.NotAReport as e:
+            self.warnings.add(str(e))
+            return
+        if crash is not None:
+            self._put(crash)

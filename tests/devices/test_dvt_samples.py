@@ -1,0 +1,120 @@
+"""DVT's payloads as anemon reads them: sysmontap rows and graphics samples (the app picked by
+its pid, absurd values and malformed rows counted), crash and jetsam reports (which ones are
+the app's, and why)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from anemon.devices.base import AppSample
+from anemon.devices.pmd3 import reports, samples
+
+ATTRIBUTES = ["pid", "name", "cpuUsage", "physFootprint"]
+APP, SPRINGBOARD = 812, 64
+
+
+def row(**processes: list[object]) -> dict[str, object]:
+    return {"Type": 7, "Processes": {int(pid[1:]): values for pid, values in processes.items()}}
+
+
+def test_the_apps_row_is_picked_by_its_pid():
+    sample = row(p64=[64, "SpringBoard", 3.0, 90e6], p812=[812, "Bench", 184.5, 1.62e9])
+    read = samples.process_sample(sample, ATTRIBUTES, APP)
+    assert read == samples.Read(AppSample(APP, cpu_pct=184.5, mem_gb=1.62))
+
+
+def test_a_first_sample_has_no_cpu():
+    read = samples.process_sample(row(p812=[812, "Bench", None, 1.3e9]), ATTRIBUTES, APP)
+    assert read.sample == AppSample(APP, cpu_pct=None, mem_gb=1.3)
+
+
+@pytest.mark.parametrize(
+    "sample", [{"Type": 33, "SystemCPUUsage": {}}, row(p64=[64, "SpringBoard", 3.0, 9e7]), None]
+)
+def test_rows_without_the_app_give_nothing(sample: object):
+    assert samples.process_sample(sample, ATTRIBUTES, APP) == samples.NOTHING
+
+
+@pytest.mark.parametrize(
+    ("values", "said"),
+    [
+        ([812, "Bench", 1e6, 1.3e9], "absurd cpu_pct 1e+06 dropped (expected 0 to 1600 %)"),
+        ([812, "Bench", 50.0, -4096], "absurd mem_gb -4.096e-06 dropped (expected 0 to 64 GB)"),
+        ([812, "Bench", 50.0], "sysmontap: a row with 3 values for 4 attributes"),
+        ("812", "sysmontap: a row with str values for 4 attributes"),
+    ],
+)
+def test_absurd_and_malformed_samples_are_dropped_with_a_reason(values: object, said: str):
+    assert samples.process_sample(row(p812=values), ATTRIBUTES, APP) == samples.Read(warning=said)  # type: ignore[arg-type]
+
+
+def test_gpu_utilisation_from_graphics():
+    assert samples.gpu_sample({"Device Utilization %": 71, "XRVideoCardRunTimeStamp": 5}, APP) == (
+        samples.Read(AppSample(APP, gpu_pct=71.0))
+    )
+    assert samples.gpu_sample({"CoreAnimationFramesPerSecond": 60}, APP) == samples.NOTHING
+    assert samples.gpu_sample({"Device Utilization %": 250}, APP).warning.startswith("absurd gpu")
+
+
+def jetsam(*processes: dict[str, object], largest: str = "") -> bytes:
+    header = {"bug_type": "298", "timestamp": "2026-12-02 02:00:00.00 +0000"}
+    body = {"memoryStatus": {"pageSize": 16384}, "largestProcess": largest,
+            "processes": list(processes)}  # fmt: skip
+    return (json.dumps(header) + "\n" + json.dumps(body)).encode()
+
+
+NAME = "JetsamEvent-2026-12-02-020000.ips"
+
+
+def test_a_jetsam_that_killed_the_app_names_its_reason_and_footprint():
+    data = jetsam({"name": "Bench", "pid": APP, "rpages": 134_277, "reason": "per-process-limit"},
+                  {"name": "SpringBoard", "pid": SPRINGBOARD, "rpages": 5000})  # fmt: skip
+    crash = reports.app_crash(NAME, data, bundle="com.example.bench", pids=[APP])
+    assert crash is not None
+    assert (crash.report, crash.reason, crash.process, crash.pid) == (
+        "jetsam", "jetsam: per-process-limit at 2.2 GB", "Bench", APP)  # fmt: skip
+    assert crash.footprint_gb == pytest.approx(134_277 * 16384 / 1e9)
+    assert crash.data == data
+
+
+def test_a_jetsam_where_the_app_is_the_largest_process_is_the_apps():
+    data = jetsam({"name": "Bench", "pid": APP, "rpages": 100_000}, largest="Bench")
+    crash = reports.app_crash(NAME, data, bundle="b", pids=[APP])
+    assert crash is not None and crash.reason == "jetsam: largest process at 1.6 GB"
+
+
+def test_a_jetsam_of_other_processes_is_not_the_apps():
+    data = jetsam({"name": "Bench", "pid": APP, "rpages": 1000},
+                  {"name": "Mail", "pid": 90, "rpages": 9000, "reason": "vm-pageshortage"},
+                  largest="Mail")  # fmt: skip
+    assert reports.app_crash(NAME, data, bundle="b", pids=[APP]) is None
+    assert reports.app_crash(NAME, jetsam({"name": "Bench", "pid": 5, "reason": "x"}),
+                             bundle="b", pids=[APP]) is None  # fmt: skip
+
+
+def test_the_apps_own_crash_report():
+    header = {"bug_type": "309", "name": "Bench", "bundleID": "com.example.bench"}
+    body = {
+        "pid": APP,
+        "procName": "Bench",
+        "exception": {"type": "EXC_CRASH", "signal": "SIGABRT"},
+    }
+    data = (json.dumps(header) + "\n" + json.dumps(body)).encode()
+    crash = reports.app_crash("Bench-2026-12-02-020000.ips", data, bundle="com.example.bench",
+                              pids=[])  # fmt: skip
+    assert crash is not None
+    assert (crash.report, crash.reason, crash.process) == (
+        "crash",
+        "crash: EXC_CRASH (SIGABRT)",
+        "Bench",
+    )
+    other = (json.dumps({"bug_type": "309", "name": "Mail"}) + "\n{}").encode()
+    assert reports.app_crash("Mail.ips", other, bundle="com.example.bench", pids=[APP]) is None
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe not text", b"Incident Identifier: 1\n", b"[1]\n{}"])
+def test_a_report_that_is_not_json_is_refused_in_one_line(data: bytes):
+    with pytest.raises(reports.NotAReport, match=r"^crash report x.ips is not"):
+        reports.app_crash("x.ips", data, bundle="b", pids=[APP])
