@@ -94,10 +94,15 @@ class SimulatedIPhone:
         self._arm_launches: dict[str, int] = {}
         self._apps: dict[int, BenchApp] = {}
         self._exits: dict[int, AppExit] = {}
+        self.forced_thermal: int | None = None
+        """The thermal state a condition forces on what the app reads (DVT's ConditionInducer),
+        whatever the heat; None: the heat decides."""
         self.system_log: list[tuple[str, str]] = []
         """(process, message) of what the phone's own processes logged (osanalyticshelper's
         report lines), in order."""
         self._jetsams = 0
+        self._unlimited: set[int] = set()
+        """Apps whose memory limit a developer tool waived (DVT)."""
         self._launches = 0
         self._grid_t = 0.0
         self._heat_sum = HeatAccumulator()
@@ -163,6 +168,14 @@ class SimulatedIPhone:
         return apps + [Usage(p.pid, p.name, round(p.footprint_gb * GB), p.cpu_pct, 0.0)
                        for p in SYSTEM]  # fmt: skip
 
+    def waive_memory_limit(self, pid: int) -> bool:
+        """No jetsam for the running app `pid` from now on (what Xcode's tools may ask);
+        whether it runs."""
+        if pid not in self._apps:
+            return False
+        self._unlimited.add(pid)
+        return True
+
     def exit_of(self, pid: int) -> AppExit | None:
         """How the launch `pid` ended (None: still running, or never launched)."""
         return self._exits.get(pid)
@@ -188,6 +201,17 @@ class SimulatedIPhone:
             self.set_plugged(True)
         else:
             self.battery.plugged = False
+
+    @property
+    def thermal_state(self) -> int:
+        """What the app reads (`ProcessInfo.thermalState`): forced, or the heat's."""
+        return self.thermal.state if self.forced_thermal is None else self.forced_thermal
+
+    def force_thermal(self, state: int | None) -> None:
+        """Report `state` (0-3) to the app from now on, whatever the heat (None: stop)."""
+        if state is not None and not 0 <= state < len(STATES):
+            raise ValueError(f"thermal state {state}: 0 to {len(STATES) - 1}")
+        self.forced_thermal = state
 
     def set_screen_on(self, on: bool) -> None:
         self.screen_on = on
@@ -229,7 +253,7 @@ class SimulatedIPhone:
             temperature_c=round(self.thermal.body_c, 2),
             free_bytes=self.disk.free_bytes(self.now),
             total_bytes=self.disk.total_bytes,
-            thermal=self.thermal.state,
+            thermal=self.thermal_state,
             power_w=round(power, 3),
             amperage_ma=round(b.current_ma(power)),
             voltage_mv=round(b.voltage_v * 1000.0),
@@ -241,7 +265,7 @@ class SimulatedIPhone:
     def sense(self) -> lines.Sensors:
         b = self.battery
         free = self.disk.free_gb(self.now)
-        return lines.Sensors(self.thermal.state, self.thermal.die_c, b.level, b.state, free)
+        return lines.Sensors(self.thermal_state, self.thermal.die_c, b.level, b.state, free)
 
     def write(self, bundle: str, path: str, line: str) -> None:
         self._containers.append(bundle, path, line.encode() + b"\n")
@@ -312,7 +336,7 @@ class SimulatedIPhone:
         self._grid_t += STEP_S
         limit = self.config.memory_limit_gb * GB
         for app in list(self._apps.values()):
-            if app.usage(self.now).footprint_bytes > limit:
+            if app.pid not in self._unlimited and app.usage(self.now).footprint_bytes > limit:
                 self._jetsam(app)
 
     def _jetsam(self, app: BenchApp) -> None:

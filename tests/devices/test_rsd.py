@@ -17,7 +17,6 @@ from anemon.devices.base import DeviceError
 from anemon.devices.pmd3 import dvt
 from anemon.devices.pmd3.errors import DeveloperToolsMissing
 from anemon.devices.virtual import DEFAULT_UDID, VirtualIPhone
-from anemon.devices.virtual.dvt import Instruments
 from anemon.devices.virtual.rsd import VirtualRsd
 from anemon.devices.virtual.tunneld import VirtualTunneld
 from tests.devices.helpers import BUNDLE, LOG, TIMEOUT_S, StandInPhone
@@ -34,11 +33,11 @@ def ios17(phone: VirtualIPhone) -> VirtualIPhone:
 
 @asynccontextmanager
 async def tunnelled(
-    phone: VirtualIPhone, monkeypatch: pytest.MonkeyPatch, instruments: Instruments | None = None
+    phone: VirtualIPhone, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[VirtualRsd, VirtualTunneld]]:
-    """`phone`'s RSD (DVT behind it with `instruments`), listed by a stand-in tunneld that
-    anemon finds through ANEMON_TUNNELD_ADDRESS."""
-    async with VirtualRsd(phone, instruments) as rsd, VirtualTunneld() as tunneld:
+    """`phone`'s RSD, listed by a stand-in tunneld that anemon finds through
+    ANEMON_TUNNELD_ADDRESS."""
+    async with VirtualRsd(phone) as rsd, VirtualTunneld() as tunneld:
         tunneld.add(rsd.tunnel(), rsd.up)
         monkeypatch.setenv(dvt.TUNNELD_ADDRESS, tunneld.address)
         yield rsd, tunneld

@@ -15,8 +15,7 @@ from anemon.devices.base import LaunchRefused
 from anemon.devices.pmd3 import Pmd3Device, dvt
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.dvt import SERVICE_NAME as LOCKDOWN_DVT
-from anemon.devices.virtual.dvt import Instruments
-from anemon.devices.virtual.rsd import DTSERVICEHUB, VirtualRsd
+from anemon.devices.virtual.rsd import DTSERVICEHUB
 from anemon.devices.virtual.ticker import advance
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
 from tests.devices.helpers import BUNDLE
@@ -33,35 +32,35 @@ def sim() -> SimulatedIPhone:
 
 
 @pytest.fixture
-async def served(
+async def ios17(
     sim: SimulatedIPhone, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[tuple[VirtualIPhone, VirtualRsd]]:
+) -> AsyncIterator[VirtualIPhone]:
     """An iOS 17 phone with the disk image mounted (DVT over RSD only), its time at 20x."""
-    phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version=IOS, developer_image=True)
-    instruments = Instruments(sim, phone.bundles, phone.sim_time_s, 0.02)
-    async with phone, tunnelled(phone, monkeypatch, instruments) as (rsd, _):
+    phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version=IOS, developer_image=True,
+                          console_poll_s=0.02)  # fmt: skip
+    async with phone, tunnelled(phone, monkeypatch):
         monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
         ticker = asyncio.create_task(advance([sim], speed=20.0, tick_s=0.02))
-        yield phone, rsd
+        yield phone
         ticker.cancel()
         await asyncio.gather(ticker, return_exceptions=True)
 
 
 @pytest.fixture
-async def client(served: tuple[VirtualIPhone, VirtualRsd]) -> AsyncIterator[Any]:
+async def client(ios17: VirtualIPhone) -> AsyncIterator[Any]:
     async with asyncio.timeout(TIMEOUT_S):
-        connected = await dvt.tunneld_rsd(served[0].udid)
+        connected = await dvt.tunneld_rsd(ios17.udid)
     yield connected
     await connected.close()
 
 
 async def test_launch_and_kill_over_dtservicehub_with_the_real_client(
-    client: Any, sim: SimulatedIPhone, served: tuple[VirtualIPhone, VirtualRsd]
+    client: Any, sim: SimulatedIPhone, ios17: VirtualIPhone
 ) -> None:
     from pymobiledevice3.services.dvt.instruments.dvt_provider import DvtProvider
     from pymobiledevice3.services.dvt.instruments.process_control import ProcessControl
 
-    phone, rsd = served
+    phone = ios17
     async with (
         asyncio.timeout(TIMEOUT_S),
         DvtProvider(client) as provider,
@@ -74,7 +73,7 @@ async def test_launch_and_kill_over_dtservicehub_with_the_real_client(
         assert sim.running() == set()
     assert phone.service_starts[DTSERVICEHUB] == 1
     assert phone.service_starts[LOCKDOWN_DVT] == 0  # an iOS 17 phone has no lockdown DVT
-    assert rsd.instruments is not None and rsd.instruments.stats.malformed == 0
+    assert phone.instruments is not None and phone.instruments.stats.malformed == 0
 
 
 async def test_an_unknown_channel_over_dtservicehub_is_refused(client: Any) -> None:
@@ -90,11 +89,11 @@ async def test_an_unknown_channel_over_dtservicehub_is_refused(client: Any) -> N
 
 
 async def test_the_backend_launches_on_an_ios17_phone_through_tunneld_and_rsd(
-    served: tuple[VirtualIPhone, VirtualRsd], sim: SimulatedIPhone, tmp_path: Path
+    ios17: VirtualIPhone, sim: SimulatedIPhone, tmp_path: Path
 ) -> None:
     """anemon's own path: lockdown says 17.5.1, the in-process tunnel is unavailable, tunneld
     (through the seam) gives the RSD, DVT goes over dtservicehub."""
-    phone, _ = served
+    phone = ios17
     device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
     async with asyncio.timeout(TIMEOUT_S):
         pid = await device.launch(BUNDLE, ENV)
@@ -111,9 +110,8 @@ async def test_a_refused_launch_over_rsd_then_an_accepted_one(
 ) -> None:
     sim = SimulatedIPhone(SimConfig(arms={ARM: SimArmConfig(profile=ARM, fault="busy",
                                                             fault_at_s=600)}))  # fmt: skip
-    phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version=IOS)
-    instruments = Instruments(sim, phone.bundles, phone.sim_time_s, 0.02)
-    async with phone, tunnelled(phone, monkeypatch, instruments), asyncio.timeout(TIMEOUT_S):
+    phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version=IOS, developer_image=True)
+    async with phone, tunnelled(phone, monkeypatch), asyncio.timeout(TIMEOUT_S):
         monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
         device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
         with pytest.raises(LaunchRefused, match="Busy"):

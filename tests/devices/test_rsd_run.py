@@ -14,7 +14,6 @@ from anemon.cli import main
 from anemon.devices.pmd3 import dvt
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.dvt import SERVICE_NAME as LOCKDOWN_DVT
-from anemon.devices.virtual.dvt import Instruments
 from anemon.devices.virtual.rsd import DTSERVICEHUB, VirtualRsd
 from anemon.devices.virtual.ticker import advance
 from anemon.devices.virtual.tunneld import VirtualTunneld
@@ -63,7 +62,7 @@ def test_a_two_arm_sustained_plan_runs_over_rsd(
     monkeypatch.setattr("pymobiledevice3.common._HOMEFOLDER", tmp_path / "pmd3-home")
     sim = SimulatedIPhone(SimConfig())
     phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version=IOS, developer_image=True)
-    rsd = VirtualRsd(phone, Instruments(sim, phone.bundles, phone.sim_time_s, 0.02))
+    rsd = VirtualRsd(phone)
     thread = PhoneThread(phone)
     with thread, VirtualTunneld() as tunneld:
         thread.run(rsd.start())

@@ -33,13 +33,14 @@ def sim() -> SimulatedIPhone:
     return make_sim()
 
 
-@pytest.fixture
-async def ios16(
-    sim: SimulatedIPhone, monkeypatch: pytest.MonkeyPatch
+@asynccontextmanager
+async def running_ios16(
+    sim: SimulatedIPhone, monkeypatch: pytest.MonkeyPatch, **settings: Any
 ) -> AsyncIterator[VirtualIPhone]:
-    """An iOS 16 phone with the developer disk image mounted; its time runs 20x."""
+    """An iOS 16 phone with the developer disk image mounted, USBMUXD_SOCKET_ADDRESS pointing
+    at it; its time runs 20x."""
     phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version="16.7.10",
-                          developer_image=True, console_poll_s=0.02)  # fmt: skip
+                          developer_image=True, console_poll_s=0.02, **settings)  # fmt: skip
     async with phone:
         monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
         ticker = asyncio.create_task(advance([sim], speed=20.0, tick_s=0.02))
@@ -48,11 +49,26 @@ async def ios16(
         await asyncio.gather(ticker, return_exceptions=True)
 
 
-@pytest.fixture
-async def lockdown(ios16: VirtualIPhone, tmp_path: Path) -> AsyncIterator[Any]:
+@asynccontextmanager
+async def connected(tmp_path: Path) -> AsyncIterator[Any]:
+    """A lockdown client of the phone USBMUXD_SOCKET_ADDRESS points at."""
     device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
     yield await device.connection.lockdown()
     await device.close()
+
+
+@pytest.fixture
+async def ios16(
+    sim: SimulatedIPhone, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[VirtualIPhone]:
+    async with running_ios16(sim, monkeypatch) as phone:
+        yield phone
+
+
+@pytest.fixture
+async def lockdown(ios16: VirtualIPhone, tmp_path: Path) -> AsyncIterator[Any]:
+    async with connected(tmp_path) as client:
+        yield client
 
 
 async def test_launch_output_kill_and_termination_through_the_real_client(
@@ -266,3 +282,22 @@ async def test_a_broken_frame_drops_that_connection_only(
         await service.close()
         async with process_control(lockdown) as pc:
             assert await pc.process_identifier_for_bundle_identifier(BUNDLE) == 0
+    assert ios16.instruments is not None and ios16.instruments.stats.broken == 1
+
+
+async def test_an_ios17_phone_has_instruments_but_no_dvt_over_lockdown(
+    sim: SimulatedIPhone, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """From iOS 17 DVT is reached through an RSD tunnel only: the instruments are there for
+    it (`phone.instruments.serve`), lockdown refuses the service."""
+    from pymobiledevice3.exceptions import InvalidServiceError
+
+    phone = VirtualIPhone(sim, bundles=[BUNDLE], product_version="17.5", developer_image=True)
+    assert phone.instruments is not None
+    async with phone, asyncio.timeout(TIMEOUT_S):
+        monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
+        async with connected(tmp_path) as lockdown:
+            with pytest.raises(InvalidServiceError):
+                await lockdown.start_lockdown_service(
+                    "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
+                )

@@ -8,10 +8,11 @@ on over the network (`--connect network --host 127.0.0.1:PORT`) and the app's co
 N phones with distinct UDIDs are listed by one usbmuxd (one export for all of them: each
 plan's `device.id` picks its phone). Each phone is an iOS 16 phone with the developer disk
 image mounted (`--ios` for another version): DVT's process control launches and kills the
-simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it. With `--ios 17`
-or later a phone offers DVT only over RSD, as a real one does: each phone's RSD listens on
-loopback, a stand-in tunneld lists them, and it prints the `ANEMON_TUNNELD_ADDRESS` to export
-beside the usbmuxd one. Ctrl-C stops it.
+simulated bench app, so `anemon run PLAN --device pymobiledevice3` drives it; a condition
+forced or cleared through DVT (ConditionInducer) is said on stderr. With `--ios 17` or later a
+phone offers DVT only over RSD, as a real one does: each phone's RSD listens on loopback, a
+stand-in tunneld lists them, and it prints the `ANEMON_TUNNELD_ADDRESS` to export beside the
+usbmuxd one. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import sys
+import time
 from collections.abc import Sequence
 
-from anemon.devices.virtual.dvt import Instruments, Processes
+from anemon.devices.virtual.dvt import SERVICE_NAME as DVT
 from anemon.devices.virtual.lockdownd import NetworkLockdownd
 from anemon.devices.virtual.phone import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.rsd import VirtualRsd
@@ -39,8 +42,6 @@ MAX_COUNT = 64
 EXIT_USAGE = 2
 """argparse's exit status for bad options (a count out of range, a UDID given twice)."""
 RSD_FROM = 17
-DVT_POLL_S = 0.05
-"""How often DVT over RSD looks at the app (as the phone's own DVT does by default)."""
 """The iOS major version from which DVT is reached only through RSD."""
 TUNNELD_ADDRESS = "ANEMON_TUNNELD_ADDRESS"
 """What anemon's pymobiledevice3 backend reads to find a tunneld (pmd3/dvt.py's seam)."""
@@ -109,7 +110,7 @@ async def serve(args: argparse.Namespace) -> None:
     sims: list[SimulatedIPhone] = []
     phones: list[VirtualIPhone] = []
     for number, udid in enumerate(args.udids, start=1):
-        sim = SimulatedIPhone(SimConfig(seed=number - 1))
+        sim = SimulatedIPhone(SimConfig(seed=number - 1, epoch_s=time.time()))  # reports' dates
         sim.launch(args.bundle, {"AB_MODEL": args.arm})
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
@@ -119,8 +120,8 @@ async def serve(args: argparse.Namespace) -> None:
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
         networks = [await stack.enter_async_context(NetworkLockdownd(p)) for p in phones]
         print(f"export USBMUXD_SOCKET_ADDRESS={usbmuxd.address}", flush=True)
-        rsds = {p.udid: await stack.enter_async_context(rsd_for(p, sim))
-                for p, sim in zip(phones, sims, strict=True) if over_rsd(p)}  # fmt: skip
+        rsds = {p.udid: await stack.enter_async_context(VirtualRsd(p))
+                for p in phones if over_rsd(p)}  # fmt: skip
         if rsds:
             tunneld = await stack.enter_async_context(VirtualTunneld(args.tunneld_port))
             for rsd in rsds.values():
@@ -129,23 +130,26 @@ async def serve(args: argparse.Namespace) -> None:
         for phone, net in zip(phones, networks, strict=True):
             print(describe(phone, net, args.bundle, rsds.get(phone.udid)), file=sys.stderr,
                   flush=True)  # fmt: skip
+            if phone.instruments is not None:
+                phone.instruments.conditions.changed = functools.partial(tell_condition, phone)
         if len(phones) > 1:
             print('# one plan per phone: [device] kind = "pymobiledevice3", id = its UDID',
                   file=sys.stderr, flush=True)  # fmt: skip
         await advance(sims, args.speed, args.seconds)
 
 
-def rsd_for(phone: VirtualIPhone, sim: Processes) -> VirtualRsd:
-    """The phone's RSD, DVT behind its dtservicehub (the disk image is mounted, as on lockdown)."""
-    return VirtualRsd(phone, Instruments(sim, phone.bundles, phone.sim_time_s, DVT_POLL_S))
+def tell_condition(phone: VirtualIPhone, profile: str) -> None:
+    """A condition forced or cleared over DVT: one line, so whoever drives the phone sees it."""
+    what = f"condition {profile} active" if profile else "no condition active"
+    print(f"# {phone.name} {phone.udid}: {what}", file=sys.stderr, flush=True)
 
 
 def describe(
     phone: VirtualIPhone, net: NetworkLockdownd, bundle: str, rsd: VirtualRsd | None
 ) -> str:
-    route = " (DVT over lockdown: launch, kill)" if phone.instruments else ""
+    route = " (DVT over lockdown)" if phone.service_handler(DVT) else ""
     if rsd is not None:
-        route = f" (DVT over RSD at {rsd.address}: launch, kill)"
+        route = f" (DVT over RSD at {rsd.address})"
     return (
         f"# {phone.name} {phone.udid}, iOS {phone.product_version}{route}; the app {bundle} "
         f"writes Documents/sustain/bench.log; over the network: "

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from anemon.devices.virtual.plist_io import BadRequest, field, prefixed_packet, read_prefixed
-from anemon.devices.virtual.simlike import SimLike
+from anemon.devices.virtual.simlike import SimLike, SystemLogging
 from anemon.sources.lines import LineAssembler
 
 SERVICE_NAME = "com.apple.os_trace_relay"
@@ -63,6 +63,14 @@ SPRINGBOARD = Process(
     path="/System/Library/CoreServices/SpringBoard.app/SpringBoard",
     image="/System/Library/PrivateFrameworks/FrontBoard.framework/FrontBoard",
 )
+SYSTEM_PROCESSES = {
+    "osanalyticshelper": Process(
+        pid=112,
+        path="/System/Library/PrivateFrameworks/OSAnalytics.framework/osanalyticshelper",
+        image="/System/Library/PrivateFrameworks/OSAnalytics.framework/OSAnalytics",
+    ),
+}
+"""The phone's processes that log what the simulator's `system_log` says (a new report)."""
 
 
 def bench_process(name: str) -> Process:
@@ -130,6 +138,19 @@ class BenchLog:
         return self._lines.feed(new)
 
 
+class SystemLog:
+    """The new lines of the simulator's own processes (none for a simulator without them)."""
+
+    def __init__(self, sim: SimLike) -> None:
+        self.lines = sim.system_log if isinstance(sim, SystemLogging) else []
+        self._offset = len(self.lines)
+
+    def new_entries(self) -> list[Entry]:
+        new, self._offset = self.lines[self._offset :], len(self.lines)
+        return [Entry(SYSTEM_PROCESSES[name], text) for name, text in new
+                if name in SYSTEM_PROCESSES]  # fmt: skip
+
+
 class OsTraceRelay:
     """`com.apple.os_trace_relay`: StartActivity streams, PidList; counts open streams. The app
     `process` logs each line of the container file `log` of every app of `bundles` on `sim`,
@@ -190,6 +211,7 @@ class OsTraceRelay:
         self, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         logs = [BenchLog(self.sim, bundle, self.log) for bundle in sorted(self.bundles)]
+        system = SystemLog(self.sim)
         writer.write(reply({"Status": "RequestSuccessful"}))
         hello = Entry(SPRINGBOARD, "console stream started")
         self._send(writer, [hello], pid)
@@ -200,6 +222,7 @@ class OsTraceRelay:
             while not hung_up.done():
                 for log in logs:
                     self._send(writer, self._entries(log.bundle, log.new_lines()), pid)
+                self._send(writer, system.new_entries(), pid)
                 await writer.drain()
                 await asyncio.wait([hung_up], timeout=self.poll_s)
         finally:

@@ -1,10 +1,11 @@
 """The virtual iPhone: a simulated phone reachable by the real pymobiledevice3 client.
 
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
-(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, and DVT on a phone below iOS
-17 with the developer disk image: `developer_image=True`) is reached through usbmuxd
-`Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several
-phones, with distinct UDIDs, behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is an
+(lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, the crash report services,
+and DVT on a phone below iOS 17 with the developer disk image: `developer_image=True`) is
+reached through usbmuxd `Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at
+`usbmux_address` (or put several phones, with distinct UDIDs, behind one
+`usbmuxd.VirtualUsbmuxd`). `detach()` is an
 unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
 back in.
 
@@ -24,8 +25,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from anemon.devices.virtual import afc, diagnostics, dvt, os_trace
+from anemon.devices.virtual import afc, crash_reports, diagnostics, dvt, os_trace
 from anemon.devices.virtual.afc import AfcStats, HouseArrest
+from anemon.devices.virtual.crash_reports import CrashReports
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
 from anemon.devices.virtual.os_trace import OsTraceRelay
@@ -59,6 +61,7 @@ class VirtualIPhone(LoopbackServer):
         console_process: str = "BenchApp",
         console_poll_s: float = 0.05,
         developer_image: bool = False,
+        graphics_s: float = 1.0,
     ) -> None:
         super().__init__()
         self.sim = sim
@@ -85,19 +88,25 @@ class VirtualIPhone(LoopbackServer):
         # The app "logs" each line of `console_log` (in every bundle) as process `console_process`.
         self.os_trace = OsTraceRelay(sim, self.bundles, self.sim_mtime_ns, log=console_log,
                                      process=console_process, poll_s=console_poll_s)  # fmt: skip
+        reports = CrashReports(house_arrest)
         self._services: dict[str, Handler] = {
             diagnostics.SERVICE_NAME: DiagnosticsRelay(sim.telemetry).serve,
             afc.SERVICE_NAME: house_arrest.serve,
             os_trace.SERVICE_NAME: self.os_trace.serve,
+            crash_reports.COPY_MOBILE: reports.copy_mobile,
+            crash_reports.MOVER: reports.mover,
         }
         self.instruments: dvt.Instruments | None = None
-        """DVT, served when the developer disk image is mounted on iOS 14-16 (from 17 on it is
-        reached through an RSD tunnel, not lockdown)."""
-        if developer_image and _ios_major(product_version) < 17:
+        """DVT, when the developer disk image is mounted: a lockdown service on iOS 14-16;
+        from 17 on only reachable through an RSD tunnel (`instruments.serve` behind it)."""
+        if developer_image:
             if not isinstance(sim, dvt.Processes):
                 raise TypeError("DVT needs a simulator that launches apps (SimulatedIPhone)")
-            self.instruments = dvt.Instruments(sim, self.bundles, self.sim_time_s, console_poll_s)
-            self._services[dvt.SERVICE_NAME] = self.instruments.serve
+            self.instruments = dvt.Instruments(
+                sim, self.bundles, self.sim_time_s, poll_s=console_poll_s, graphics_s=graphics_s
+            )
+            if _ios_major(product_version) < 17:
+                self._services[dvt.SERVICE_NAME] = self.instruments.serve
 
     # -- life cycle ---------------------------------------------------------------------------
 

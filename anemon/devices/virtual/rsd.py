@@ -12,9 +12,9 @@ follows on the same socket.
 
 `VirtualRsd` serves that for a virtual phone on loopback: the RSD on an ephemeral port and one
 listener per service, each backed by the handler the phone's lockdownd starts for the same
-service (so house_arrest, diagnostics and os_trace behave alike on both routes), and
-dtservicehub by the DTX server it is given (`virtual/dvt`, which an iOS 16 phone serves on
-lockdown). Its
+service (so house_arrest, diagnostics, os_trace and the crash report services behave alike
+on both routes), and dtservicehub by the phone's instruments (`virtual/dvt`: the DTX server an
+iOS 16 phone serves on lockdown). Its
 `tunnel()` is what the stand-in tunneld (`tunneld.py`) lists. A message from the host that is
 not XPC is a counted warning (`stats.malformed`), never a traceback.
 """
@@ -81,6 +81,8 @@ class Phone(LockdowndPhone, Protocol):
     udid: str
     attached: bool
     """False while unplugged: its tunnel is down, so nothing is served."""
+    instruments: Instruments | None
+    """The DTX server behind dtservicehub (None: no developer disk image, no DVT)."""
 
 
 @dataclass
@@ -118,11 +120,9 @@ class VirtualRsd(LoopbackServer):
     _log = log
     _log_label = "virtual iPhone (RSD)"
 
-    def __init__(self, phone: Phone, instruments: Instruments | None = None) -> None:
+    def __init__(self, phone: Phone) -> None:
         super().__init__()
         self.phone = phone
-        self.instruments = instruments
-        """The DTX server behind dtservicehub (None: no developer disk image, no DVT)."""
         self.stats = RsdStats()
         self.ports: dict[str, ServicePort] = {}
         """Each listed service's listener, by its RSD name."""
@@ -174,11 +174,11 @@ class VirtualRsd(LoopbackServer):
         }
 
     def _handlers(self) -> dict[str, Handler]:
-        """What the RSD lists: dtservicehub (raw DTX, with `instruments`), the remote lockdownd
-        and the shimmed lockdown services, each counted in `service_starts`."""
+        """What the RSD lists: dtservicehub (raw DTX, with the phone's instruments), the remote
+        lockdownd and the shimmed lockdown services, each counted in `service_starts`."""
         handlers: dict[str, Handler] = {}
-        if self.instruments is not None:
-            handlers[DTSERVICEHUB] = self._counted(DTSERVICEHUB, self.instruments.serve)
+        if self.phone.instruments is not None:
+            handlers[DTSERVICEHUB] = self._counted(DTSERVICEHUB, self.phone.instruments.serve)
         lockdown = Lockdownd(self.phone).serve
         handlers[REMOTE_LOCKDOWN] = self._counted(REMOTE_LOCKDOWN, _checked_in(lockdown))
         for name in SHIMMED:

@@ -7,7 +7,7 @@ simulator (and plain values of the phone: its apps, its model, its clock), never
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class SimLike(Protocol):
@@ -20,3 +20,11 @@ class SimLike(Protocol):
     def container_files(self, bundle: str) -> Mapping[str, bytes]: ...
 
     def read_container_file(self, bundle: str, path: str, offset: int, size: int) -> bytes: ...
+
+
+@runtime_checkable
+class SystemLogging(Protocol):
+    """A simulator whose own processes log (`SimulatedIPhone.system_log`: osanalyticshelper
+    announcing a report), in order, as (process name, message)."""
+
+    system_log: list[tuple[str, str]]

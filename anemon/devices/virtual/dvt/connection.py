@@ -8,7 +8,8 @@ refused (ERROR). Calls on channel c are answered with the same identifier, conve
 OK (nothing returned), OBJECT (a value) or ERROR (an NSError). The phone's own messages on c
 go out with conversation 0 on the wire code -c, never expecting a reply. A message that is
 well framed but unreadable is counted in `DtxStats` and logged in one line (answered with an
-ERROR if it expects a reply); one that breaks the framing ends the connection. When the
+ERROR if it expects a reply); one that breaks the framing ends the connection (counted and
+logged in one line too). When the
 connection ends every open service is closed (what a service holds ends with it).
 """
 
@@ -29,6 +30,7 @@ from anemon.devices.virtual.dvt.wire import (
     encode,
     read_message,
 )
+from anemon.devices.virtual.plist_io import ProtocolViolation
 
 CONTROL = 0
 CAPABILITIES = "_notifyOfPublishedCapabilities:"
@@ -49,6 +51,11 @@ class Refused(Exception):
 
 def refusal(description: str, code: int = 1) -> Refused:
     return Refused(NSError(code, DOMAIN, {"NSLocalizedDescription": description}))
+
+
+def unknown(selector: str) -> Refused:
+    """A selector the service lacks (the client raises UnrecognizedSelectorError for it)."""
+    return refusal(f"Unable to invoke {selector!r} - it does not respond to the selector")
 
 
 class Service(Protocol):
@@ -73,17 +80,38 @@ class DtxStats:
     connections: int = 0
     malformed: int = 0
     """Well-framed messages it could not read (or calls with arguments it could not use)."""
+    broken: int = 0
+    """Connections dropped because the host broke the framing."""
     refused_channels: int = 0
     calls: dict[str, int] = field(default_factory=dict)
 
 
 class Channel:
-    """A channel the host opened: what its service sends on its own (on the wire code -c)."""
+    """A channel the host opened: what its service sends on its own (on the wire code -c), and
+    the tasks it sends from (cancelled when the channel or the connection ends)."""
 
     def __init__(self, connection: DtxConnection, code: int, identifier: str) -> None:
         self.connection = connection
         self.code = code
         self.identifier = identifier
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def every(self, period_s: float, send: Callable[[], None]) -> None:
+        """Call `send` now and every `period_s` (real seconds) until `quiet()` or the end."""
+
+        async def repeat() -> None:
+            while True:
+                send()
+                await asyncio.sleep(period_s)
+
+        task = asyncio.get_running_loop().create_task(repeat())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def quiet(self) -> None:
+        """Stop what `every` started."""
+        for task in list(self._tasks):
+            task.cancel()
 
     def dispatch(self, selector: str, *args: Any) -> None:
         """Call `selector` on the host's side (no reply expected)."""
@@ -107,6 +135,11 @@ class DtxConnection:
         self.stats = stats
         self.channels: dict[int, tuple[Channel, Service]] = {}
         self._next_identifier = 1
+        self._on_close: list[Callable[[], None]] = []
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call `callback` when the connection ends (what the phone holds for it, it drops)."""
+        self._on_close.append(callback)
 
     def send(self, kind: Kind, wire_code: int, payload: Any, args: tuple[Any, ...] = ()) -> None:
         """A message of the phone's own (conversation 0). One write: messages never interleave."""
@@ -127,10 +160,14 @@ class DtxConnection:
                 message = await read_message(self.reader)
                 await self._answer(message)
                 await self.writer.drain()
+        except ProtocolViolation as e:
+            self.stats.broken += 1
+            log.warning("virtual iPhone (DVT): dropping a connection: %s", e)
         finally:
-            for _channel, service in self.channels.values():
-                service.close()
-            self.channels.clear()
+            for code in list(self.channels):
+                self._cancel(code)
+            for callback in self._on_close:
+                callback()
 
     async def _answer(self, message: Message) -> None:
         frame = message.frame
@@ -171,11 +208,15 @@ class DtxConnection:
             return self._open(code, identifier)
         if selector == CANCEL_CHANNEL:
             (code,) = arguments(args, int)
-            opened = self.channels.pop(code, None)
-            if opened is not None:
-                opened[1].close()
+            self._cancel(code)
             return None
-        raise refusal(f"Unable to invoke {selector!r} - it does not respond to the selector")
+        raise unknown(selector)
+
+    def _cancel(self, code: int) -> None:
+        opened = self.channels.pop(code, None)
+        if opened is not None:
+            opened[0].quiet()
+            opened[1].close()
 
     def _open(self, code: int, identifier: str) -> None:
         factory = self.services.get(identifier)
@@ -204,6 +245,6 @@ async def serve_dtx(
     services: Mapping[str, ServiceFactory],
     stats: DtxStats,
 ) -> None:
-    """Serve one DTX connection on this stream pair until the host hangs up (or breaks the
-    framing: ProtocolViolation, for the server to log)."""
+    """Serve one DTX connection on this stream pair until the host hangs up or breaks the
+    framing."""
     await DtxConnection(reader, writer, services, stats).serve()

@@ -10,18 +10,17 @@ orCrashingSignal:`, an exit code or the signal that killed it), looked at every 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from anemon.devices.virtual.dvt import refusals
-from anemon.devices.virtual.dvt.connection import Channel, Refused, arguments, refusal
+from anemon.devices.virtual.dvt.connection import Channel, Refused, arguments, unknown
 from anemon.devices.virtual.dvt.wire import Malformed
 from anemon.devices.virtual.os_trace import BenchLog
 from anemon.devices.virtual.simlike import SimLike
 from anemon.simulator import SimLaunchRefused
 from anemon.simulator.phone import AppExit
+from anemon.simulator.process import Usage
 
 IDENTIFIER = "com.apple.instruments.server.services.processcontrol"
 OUTPUT = "outputReceived:fromProcess:atTime:"
@@ -31,7 +30,8 @@ LAUNCH = "launchSuspendedProcessWithDevicePath:bundleIdentifier:environment:argu
 
 @runtime_checkable
 class Processes(SimLike, Protocol):
-    """What process control needs of the simulator (`anemon.simulator.SimulatedIPhone`)."""
+    """What DVT needs of the simulator (`anemon.simulator.SimulatedIPhone`): its processes,
+    what they use (process.py) and the thermal state a condition forces."""
 
     def launch(self, bundle: str, env: Mapping[str, str]) -> int: ...
 
@@ -44,6 +44,15 @@ class Processes(SimLike, Protocol):
     def log_path(self, pid: int) -> str | None: ...
 
     def exit_of(self, pid: int) -> AppExit | None: ...
+
+    def usage(self) -> list[Usage]: ...
+
+    def waive_memory_limit(self, pid: int) -> bool: ...
+
+    def force_thermal(self, state: int | None) -> None: ...
+
+    @property
+    def screen_on(self) -> bool: ...
 
 
 class ProcessControl:
@@ -62,7 +71,7 @@ class ProcessControl:
         """The phone's time in Unix seconds (the time of an output line)."""
         self.poll_s = poll_s
         self._watched: dict[int, BenchLog | None] = {}
-        self._watcher: asyncio.Task[None] | None = None
+        self._watching = False
 
     async def call(self, selector: str, args: list[Any]) -> Any:
         if selector == LAUNCH:
@@ -81,12 +90,12 @@ class ProcessControl:
         if selector in ("startObservingPid:", "stopObservingPid:"):
             return None
         if selector == "requestDisableMemoryLimitsForPid:":
-            return True
-        raise refusal(f"Unable to invoke {selector!r} - it does not respond to the selector")
+            (pid,) = arguments(args, int)
+            return self.sim.waive_memory_limit(pid)
+        raise unknown(selector)
 
     def close(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
+        """Nothing held: what watches the app is the channel's (it stops with it)."""
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -99,8 +108,9 @@ class ProcessControl:
             raise Refused(refusals.launch_refusal(e, bundle)) from e
         path = self.sim.log_path(pid)
         self._watched[pid] = BenchLog(self.sim, bundle, path) if path else None
-        if self._watcher is None:
-            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        if not self._watching:
+            self._watching = True
+            self.channel.every(self.poll_s, self._report)
         return pid
 
     def _signal(self, pid: int, signal: int) -> None:
@@ -109,12 +119,6 @@ class ProcessControl:
             self.sim.terminate(pid)
 
     # -- what the phone says on its own -----------------------------------------------------
-
-    async def _watch(self) -> None:
-        with contextlib.suppress(asyncio.CancelledError):
-            while True:
-                self._report()
-                await asyncio.sleep(self.poll_s)
 
     def _report(self) -> None:
         running = self.sim.running()
