@@ -539,7 +539,9 @@ class Controller:
                                    reason=news.reason, footprint_gb=news.footprint_gb,
                                    file=self._keep(news), process=news.process)  # fmt: skip
         elif not isinstance(news, AppExit):
-            self.pipeline.emit_now(TelemetryEvent, arm=self.arm, source=source, pid=news.pid,
+            run = self._run  # an arm's process; the cooldown's probe is no arm's
+            arm = run.arm.name if run is not None and run.pid == news.pid else None
+            self.pipeline.emit_now(TelemetryEvent, arm=arm, source=source, pid=news.pid,
                                    cpu_pct=news.cpu_pct, mem_gb=news.mem_gb,
                                    gpu_pct=news.gpu_pct)  # fmt: skip
 

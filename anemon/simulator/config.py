@@ -72,10 +72,10 @@ class SimConfig:
     battery_percent: float = 95.0
     total_gb: float = 128.0
     os_build: str = "24A437"
-    memory_limit_gb: float = 3.0
+    memory_limit_gb: float = 3.3
     """The per-process memory limit: an app whose footprint passes it is killed by jetsam
-    (est.: above every built-in arm, 1.1-2.5 GB plus what generating adds; a `jetsam` fault's
-    leak reaches it)."""
+    (est.: above every built-in arm, 1.3-2.9 GB plus up to 5 % while generating; a `jetsam`
+    fault's leak reaches it)."""
     epoch_s: float = 1_789_466_400.0
     """The phone's wall clock at time 0 (2026-09-15 10:00 UTC): report names and times."""
     busy_after_kill_mid_load_s: float = 0.0

@@ -73,11 +73,15 @@ class ArmProfile:
     load_cold_s: float
     """A cold load: the on-device compile after an OS update."""
     footprint_gb: float
+    """What the app's LOAD line says (`footprint_gb`: its own estimate of the model's size)."""
     heat_w: float
     """The heat the arm puts into the phone while generating (the thermal model's input,
     calibrated to the thermal states; the device power is the path's `burst_w`, power.py)."""
     cache_gb: float
     """Disk the compile cache takes after a cold load (all arms: 38 -> 18.5 GB free)."""
+    resident_gb: float
+    """The app's physical footprint once loaded (what jetsam counts and DVT's sysmontap
+    reports): the notebook's where it measured one, else an estimate."""
     hangs: bool = False
     """The first generation never returns."""
     load_error: str | None = None
@@ -92,26 +96,28 @@ PROFILES: dict[str, ArmProfile] = {
     p.name: p
     for p in (
         ArmProfile("minicpm5_1b_ane_pal8", "MiniCPM5-1B", "ane", 8, 75.6, 3900.0,
-                   (0.06, 0.4), 120.0, 1.6, 1.8, 2.2),  # cold: est.
+                   (0.06, 0.4), 120.0, 1.6, 1.8, 2.2, 1.9),  # cold, resident: est.
         ArmProfile("minicpm5_1b_gpu_int8", "MiniCPM5-1B", "gpu", 8, 64.5, 1195.0,
-                   (0.5, 0.9), 9.0, 1.3, 2.0, 0.8),  # loads: est.
+                   (0.5, 0.9), 9.0, 1.3, 2.0, 0.8, 1.6),  # loads, resident: est.
         ArmProfile("minicpm5_2b_ane", "MiniCPM5-2B", "ane", 4, 55.0, 2211.0,
-                   (0.2, 0.3), 69.0, 1.4, 1.9, 3.0),
+                   (0.2, 0.3), 69.0, 1.4, 1.9, 3.0, 1.8),  # resident: est.
         ArmProfile("minicpm5_2b_ane_6bit", "MiniCPM5-2B", "ane", 6, 38.5, 1679.0,
-                   (0.15, 0.25), 1380.0, 1.9, 1.5, 3.6),
+                   (0.15, 0.25), 1380.0, 1.9, 1.5, 3.6, 2.6),
         ArmProfile("minicpm5_2b_ane_pal8", "MiniCPM5-2B", "ane", 8, 30.0, 1400.0,
-                   (0.2, 0.3), 325.0, 2.4, 1.8, 3.6, hangs=True),  # speeds: never measured
+                   (0.2, 0.3), 325.0, 2.4, 1.8, 3.6, 2.1,
+                   hangs=True),  # speeds: never measured
         ArmProfile("minicpm5_2b_gpu_int8", "MiniCPM5-2B", "gpu", 8, 26.0, 948.0,
-                   (0.8, 1.2), 13.8, 2.5, 2.2, 1.0),  # warm load: est.
+                   (0.8, 1.2), 13.8, 2.5, 2.2, 1.0, 2.9),  # warm load, resident: est.
         ArmProfile("minicpm5_2b_gpu_int4lin", "MiniCPM5-2B", "gpu", 4, 17.0, 382.0,
-                   (1.9, 2.6), 6.0, 1.4, 2.0, 0.5),  # cold: est.
+                   (1.9, 2.6), 6.0, 1.4, 2.0, 0.5, 1.7),  # cold, resident: est.
         ArmProfile("qwen3_1_7b_ane", "Qwen3-1.7B", "ane", 4, 56.0, 2211.0,
-                   (0.08, 0.28), 5.0, 1.1, 1.9, 1.8),
+                   (0.08, 0.28), 5.0, 1.1, 1.9, 1.8, 1.7),
         ArmProfile("qwen3_1_7b_ane_6bit", "Qwen3-1.7B", "ane", 6, 40.0, 1700.0,
-                   (0.12, 0.18), 795.0, 1.5, 1.6, 2.6),  # speeds: est.
+                   (0.12, 0.18), 795.0, 1.5, 1.6, 2.6, 2.1),  # speeds: est.
         ArmProfile("qwen3_1_7b_gpu_int4lin", "Qwen3-1.7B", "gpu", 4, 62.0, 1160.0,
-                   (0.9, 1.05), 3.9, 1.1, 2.1, 0.4),
+                   (0.9, 1.05), 3.9, 1.1, 2.1, 0.4, 1.4),  # resident: est.
         ArmProfile("qwen3_1_7b_zoo_iosgpu", "Qwen3-1.7B", "gpu", 4, 60.0, 1100.0,
-                   (0.8, 1.2), 4.0, 1.1, 2.1, 0.0, load_error=_QWEN_ZOO_ERROR),
+                   (0.8, 1.2), 4.0, 1.1, 2.1, 0.0, 1.3,
+                   load_error=_QWEN_ZOO_ERROR),  # resident: est.
     )
 }  # fmt: skip

@@ -83,17 +83,24 @@ def failed_at(ran: Ran, arm: str) -> float:
     return float(phases[0].t)
 
 
+async def kill_mid_arm(feed: PlanRun, killed_at: list[float]) -> WatchedSim:
+    """20 s into the first arm's run, something on the phone kills its app (jetsam, a crash):
+    when, in `killed_at`."""
+    device = feed.device
+    assert isinstance(device, WatchedSim)
+    await running(feed, ANE)
+    await feed.clock.sleep(20)
+    killed_at.append(feed.clock.now())
+    device.killed.add(device.launched[-1])
+    device.kill(device.launched[-1])
+    return device
+
+
 def test_an_exit_without_end_fails_the_round_within_seconds_and_the_next_arm_runs():
     killed_at: list[float] = []
 
     async def jetsam_without_report(feed: PlanRun) -> None:
-        device = feed.device
-        assert isinstance(device, WatchedSim)
-        await running(feed, ANE)
-        await feed.clock.sleep(20)
-        killed_at.append(feed.clock.now())
-        device.killed.add(device.launched[-1])
-        device.kill(device.launched[-1])
+        await kill_mid_arm(feed, killed_at)
 
     ran = run_plan(plan(TWO_ARMS, s=SHORT), device=watched, operator=jetsam_without_report)
     outcome = ran.outcome(ANE)
@@ -119,14 +126,8 @@ def test_a_jetsam_report_fails_the_round_with_its_reason_and_is_kept_beside_the_
     killed_at: list[float] = []
 
     async def jetsam(feed: PlanRun) -> None:
-        device = feed.device
-        assert isinstance(device, WatchedSim)
-        await running(feed, ANE)
-        await feed.clock.sleep(20)
+        device = await kill_mid_arm(feed, killed_at)
         pid = device.launched[-1]
-        killed_at.append(feed.clock.now())
-        device.killed.add(pid)
-        device.kill(pid)
         await feed.clock.sleep(2)
         reason = "jetsam: per-process-limit at 2.2 GB"
         device.news.put_nowait(AppCrash("jetsam", reason, "JetsamEvent-2026-12-02-020000.ips",

@@ -1,7 +1,6 @@
 """What the device tests share besides fixtures: a tiny stand-in phone for the virtual iPhone,
 the virtual iPhone (or a usbmuxd of several) run in a thread for tests whose code under test
-runs its own loop, DVT's process control standing in for simulated phones, and a usbmuxd that
-never answers."""
+runs its own loop, and a usbmuxd that never answers."""
 
 from __future__ import annotations
 
@@ -9,16 +8,11 @@ import asyncio
 import contextlib
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-import pytest
-
-from anemon.devices.pmd3 import dvt
 from anemon.devices.virtual.server import LoopbackServer
-from anemon.simulator import SimulatedIPhone
 
 BUNDLE = "com.example.bench"
 LOG = "Documents/sustain/bench.log"
@@ -111,44 +105,6 @@ async def _cancel_the_rest() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class SimProcessControl:
-    """DVT's process control (launch, kill) on the simulated phone behind each virtual iPhone,
-    picked by the UDID of the lockdown client it is opened over. The virtual iPhone does not
-    emulate DVT (tests/devices/test_pmd3_launch.py tests that boundary), so `install` puts this
-    in place of `dvt.process_control`; the phones are driven in `thread`'s loop."""
-
-    def __init__(self, thread: PhoneThread[Any], sims: Mapping[str, SimulatedIPhone]) -> None:
-        self.thread = thread
-        self.sims = dict(sims)
-        self.launched: dict[str, list[dict[str, str]]] = {udid: [] for udid in sims}
-        """Each phone's launch environments, in order."""
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(dvt, "process_control", self._open)
-
-    @asynccontextmanager
-    async def _open(self, provider: Any) -> AsyncIterator[_SimControl]:
-        udid = str(provider.udid)
-        yield _SimControl(self, udid)
-
-
-@dataclass(frozen=True)
-class _SimControl:
-    """One opened process control: ProcessControl's `launch` and `kill` on one phone."""
-
-    owner: SimProcessControl
-    udid: str
-
-    async def launch(self, bundle: str, *, environment: dict[str, str], **_: Any) -> int:
-        self.owner.launched[self.udid].append(dict(environment))
-        sim = self.owner.sims[self.udid]
-        return await self.owner.thread.call(lambda: sim.launch(bundle, environment))
-
-    async def kill(self, pid: int) -> None:
-        sim = self.owner.sims[self.udid]
-        await self.owner.thread.call(lambda: sim.terminate(pid))
 
 
 class SilentUsbmuxd:

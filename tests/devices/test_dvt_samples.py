@@ -9,7 +9,7 @@ import json
 import pytest
 
 from anemon.devices.base import AppSample
-from anemon.devices.pmd3 import reports, samples
+from anemon.devices.pmd3 import reports, samples, session
 
 ATTRIBUTES = ["pid", "name", "cpuUsage", "physFootprint"]
 APP, SPRINGBOARD = 812, 64
@@ -118,3 +118,12 @@ def test_the_apps_own_crash_report():
 def test_a_report_that_is_not_json_is_refused_in_one_line(data: bytes):
     with pytest.raises(reports.NotAReport, match=r"^crash report x.ips is not"):
         reports.app_crash("x.ips", data, bundle="b", pids=[APP])
+
+
+@pytest.mark.parametrize(
+    ("code", "signal", "said"),
+    [(None, 9, "exited on signal 9"), (1, None, "exited with code 1"), (0, 0, "exited with code 0"),
+     (None, None, "exited"), ("x", True, "exited")],
+)  # fmt: skip
+def test_an_exit_in_words(code: object, signal: object, said: str):
+    assert session.exit_reason(code, signal) == said

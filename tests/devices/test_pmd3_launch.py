@@ -1,10 +1,7 @@
-"""Launch, kill and install through pymobiledevice3.
-
-DVT is not emulated: the virtual iPhone answers `InvalidService` for it, as a real phone does
-without the developer disk image (or on iOS 17+ over plain lockdown), which exercises the real
-client up to the error the user sees. Successful launches are tested at the ProcessControl
-boundary.
-"""
+"""Launch, kill and install through pymobiledevice3: what the user sees without the developer
+disk image or a tunnel (the virtual iPhone answers `InvalidService` for DVT, as a real phone
+does), and the two shapes the virtual phone's DVT does not make (a pid of 0, the iOS 17 tunnel)
+at the session's boundary. Launches through the real DVT: test_virtual_dvt.py, dvt/."""
 
 from __future__ import annotations
 
@@ -91,24 +88,6 @@ async def test_launch_on_ios18_without_a_tunnel_says_how_to_get_one(
             await pmd3.launch(BUNDLE, {})
     await pmd3.close()
     assert "remote tunneld" in str(caught.value)
-
-
-async def test_launch_and_kill_go_through_process_control_over_lockdown(
-    old_phone: VirtualIPhone, pmd3: Pmd3Device, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pc = FakeProcessControl()
-    providers = use_fake(monkeypatch, pc)
-    async with asyncio.timeout(TIMEOUT_S):
-        pid = await pmd3.launch(BUNDLE, {"AB_MODEL": "qwen3_1_7b_ane"})
-        await pmd3.terminate(pid)
-        await pmd3.close()
-    assert pid == 4242
-    env = {"AB_MODEL": "qwen3_1_7b_ane"}
-    assert pc.calls == [
-        ("launch", (BUNDLE, {"environment": env, "kill_existing": True})),
-        ("kill", 4242),
-    ]
-    assert [p.product_version for p in providers] == ["16.7.10"]  # one connection, over lockdown
 
 
 async def test_ios17_launches_use_the_rsd_tunnel(

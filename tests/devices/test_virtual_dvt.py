@@ -4,13 +4,17 @@ pymobiledevice3 client on the other side: the handshake, channels, process contr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anemon.devices.base import LaunchRefused
 from anemon.devices.pmd3 import Pmd3Device
@@ -131,18 +135,6 @@ async def test_anemon_launches_and_kills_over_one_dvt_connection(
         assert sim.running() == set()
         await device.close()
     assert ios16.service_starts["com.apple.instruments.remoteserver.DVTSecureSocketProxy"] == 1
-
-
-async def test_the_backend_launches_on_an_ios16_phone(
-    ios16: VirtualIPhone, sim: SimulatedIPhone, tmp_path: Path
-) -> None:
-    device = Pmd3Device(pairing_records_cache_folder=tmp_path / "pair")
-    async with asyncio.timeout(TIMEOUT_S):
-        pid = await device.launch(BUNDLE, ENV)
-        assert sim.running() == {pid}
-        await device.terminate(pid)
-        assert sim.running() == set()
-        await device.close()
 
 
 @pytest.mark.parametrize(
@@ -301,3 +293,39 @@ async def test_an_ios17_phone_has_instruments_but_no_dvt_over_lockdown(
                 await lockdown.start_lockdown_service(
                     "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
                 )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.binary(max_size=300))
+def test_any_aux_or_payload_is_read_or_called_malformed(aux: bytes, payload: bytes) -> None:
+    """What the host sends inside a well-framed message: its arguments and its selector are
+    read, or Malformed (a counted warning), never another exception."""
+    from anemon.devices.virtual.dvt.wire import AUX_DICT, Frame, Malformed, Message
+
+    framed = struct.pack("<IIQ", AUX_DICT, 0, len(aux)) + aux
+    for raw in (aux, framed):
+        message = Message(Frame(1, 0, 1, True), 2, raw, payload)
+        for read in (message.arguments, message.selector):
+            with contextlib.suppress(Malformed):
+                read()
+
+
+MAGIC_AND_SIZE = struct.pack("<II", 0x1F3D5B79, 32)
+"""The start of a fragment header: past it, the random bytes reach every later check."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=200), st.binary(max_size=200).map(MAGIC_AND_SIZE.__add__)))
+def test_any_byte_stream_is_read_or_refused_as_a_protocol_violation(data: bytes) -> None:
+    from anemon.devices.virtual.dvt.wire import read_message
+    from anemon.devices.virtual.plist_io import ProtocolViolation
+
+    async def read_all() -> None:
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        with contextlib.suppress(ProtocolViolation, asyncio.IncompleteReadError):
+            while True:
+                await read_message(reader)
+
+    asyncio.run(read_all())

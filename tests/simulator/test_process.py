@@ -21,6 +21,18 @@ def app_usage(sim: SimulatedIPhone, pid: int) -> Usage:
     return next(u for u in sim.usage() if u.pid == pid)
 
 
+def test_the_notebooks_footprints_after_load() -> None:
+    """Physical footprints the notebook measured (docs/domain.md), not the LOAD line's."""
+    measured = {"qwen3_1_7b_ane": 1.7, "qwen3_1_7b_ane_6bit": 2.1,
+                "minicpm5_2b_ane_6bit": 2.6, "minicpm5_2b_ane_pal8": 2.1}  # fmt: skip
+    for model, gb in measured.items():
+        sim = SimulatedIPhone(SimConfig())
+        pid = sim.launch(BUNDLE, env(model))
+        while b"LOAD" not in sim.container_files(BUNDLE).get("Documents/sustain/t.log", b""):
+            sim.advance(0.05)
+        assert app_usage(sim, pid).footprint_bytes / GB == pytest.approx(gb, abs=0.05), model
+
+
 def test_the_footprint_climbs_while_loading_and_grows_while_generating() -> None:
     sim = SimulatedIPhone(SimConfig())
     pid = sim.launch(BUNDLE, env(BIG))
@@ -30,9 +42,9 @@ def test_the_footprint_climbs_while_loading_and_grows_while_generating() -> None
     loading = app_usage(sim, pid)
     sim.advance(120)
     generating = app_usage(sim, pid)
-    assert before < 0.1 < loading.footprint_bytes / GB < 2.5
+    assert before < 0.1 < loading.footprint_bytes / GB < 2.9
     assert loading.cpu_pct >= 80  # one core compiling and mapping
-    assert 2.5 < generating.footprint_bytes / GB < 2.5 * 1.06
+    assert 2.9 < generating.footprint_bytes / GB < 2.9 * 1.06  # measured after load: est.
     assert generating.gpu_pct > 50 and 0 < generating.cpu_pct < 100
 
 
@@ -41,7 +53,7 @@ def test_an_ane_arm_keeps_the_gpu_quiet() -> None:
     pid = sim.launch(BUNDLE, env(ANE))
     sim.advance(60)
     usage = app_usage(sim, pid)
-    assert usage.gpu_pct < 10 and 1.6 <= usage.footprint_bytes / GB < 1.7
+    assert usage.gpu_pct < 10 and 1.9 <= usage.footprint_bytes / GB < 2.0
     names = {u.name for u in sim.usage()}
     assert {"BenchApp", "SpringBoard"} <= names
 
@@ -62,7 +74,7 @@ def test_a_jetsam_kills_the_app_silently_and_leaves_a_report() -> None:
     assert json.loads(header)["bug_type"] == "298"
     [app] = [p for p in body["processes"] if p["pid"] == pid]
     footprint = app["rpages"] * body["memoryStatus"]["pageSize"] / GB
-    assert app["reason"] == "per-process-limit" and 3.0 < footprint < 3.3
+    assert app["reason"] == "per-process-limit" and 3.3 < footprint < 3.6
     assert body["largestProcess"] == app["name"] == "BenchApp"
     [(process, line)] = sim.system_log
     assert process == "osanalyticshelper"
@@ -72,7 +84,7 @@ def test_a_jetsam_kills_the_app_silently_and_leaves_a_report() -> None:
 
 @pytest.mark.parametrize(("model", "killed"), [(BIG, True), (ANE, False)])
 def test_a_lower_limit_kills_a_big_arm_as_it_loads(model: str, killed: bool) -> None:
-    sim = SimulatedIPhone(SimConfig(memory_limit_gb=2.2))
+    sim = SimulatedIPhone(SimConfig(memory_limit_gb=2.5))
     pid = sim.launch(BUNDLE, env(model))
     sim.advance(30)
     assert (pid not in sim.running()) is killed

@@ -65,8 +65,6 @@ class DvtSession:
         report naming any of them is the app's."""
         self.condition = ""
         """The condition profile held (set again on every reconnection)."""
-        self.opened = 0
-        """How many DVT connections were opened (one per run, plus one per reconnection)."""
         self._dvt: Any = None
         self._pc: Any = None
         self._inducer: Any = None
@@ -89,7 +87,6 @@ class DvtSession:
             service = await dvt.dtx.open_channel(_exit_service(self.exits))
             self._pc = ProcessControl(dvt, service)
             self._dvt = dvt
-            self.opened += 1
             if self.condition:
                 await self._induce(self.condition)
         except Exception as e:
@@ -100,10 +97,15 @@ class DvtSession:
         self, e: BaseException, dvt: Any = None, bundle: str | None = None
     ) -> DeviceError:
         """The DeviceError for `e`; the connection it came from (`dvt`, None: the current one)
-        is dropped when the phone went away, so that the next use reconnects."""
+        is dropped when the phone went away or the DTX stream is confused (the next use
+        reconnects), not for a refusal (an NSError): the connection is sound."""
+        from pymobiledevice3.dtx.exceptions import DTXNSCodingError, DTXProtocolError
+
         error = self.connection.error(e, bundle=bundle)
-        if isinstance(error, DeviceGone):
+        gone = isinstance(error, DeviceGone)
+        if gone or isinstance(e, DTXProtocolError | DTXNSCodingError):
             await self._forget(dvt if dvt is not None else self._dvt)
+        if gone:
             await self.connection.drop()
         return error
 

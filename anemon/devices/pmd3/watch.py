@@ -135,7 +135,17 @@ class AppWatch:
             running = await self.session.running_pid(self.bundle)
             back()
             if running != pid:
-                self._exit(AppExit(pid, "is no longer running"))
+                self._exit(await self._message_for(pid) or AppExit(pid, "is no longer running"))
+
+    async def _message_for(self, pid: int) -> AppExit | None:
+        """The termination message of `pid`, which may be on its way (with its signal), if it
+        comes within a poll."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.poll_s):
+                while (news := await self.session.exits.get()).pid != pid:
+                    self._exit(news)
+                return news
+        return None
 
     def _exit(self, news: AppExit) -> None:
         """Each pid's exit once, the termination message's reason (with its signal) first."""

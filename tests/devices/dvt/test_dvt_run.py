@@ -1,161 +1,33 @@
 """Whole plans on the pymobiledevice3 backend through DVT, against the virtual iPhone: the real
 11.45 client launches, watches and kills the simulated bench app over one DVT connection per
-run. Plan time and the simulated phone's time both run SPEED times real time.
-
-`route` parameterises the fixtures by how DVT is reached: "lockdown" (iOS 16, the lockdown
-service); the iOS 17+ RSD route adds its own value to ROUTES (`dvt_phone` builds the phone).
-"""
+run (fixtures in conftest.py, parameterised by route)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from anemon.analysis.summary import summarize
 from anemon.clock import RealClock
 from anemon.control.plan import Plan, parse_plan
-from anemon.devices.pmd3 import Pmd3Device
-from anemon.devices.virtual import NetworkLockdownd, VirtualIPhone
-from anemon.devices.virtual.ticker import advance
-from anemon.events import Event, MarkerEvent, PhaseEvent
+from anemon.devices.virtual import NetworkLockdownd
+from anemon.events import CrashEvent, MarkerEvent, PhaseEvent
 from anemon.feeds.plan import PlanRun
-from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
+from anemon.simulator import SimArmConfig, SimConfig
+from anemon.simulator.phone import CRASH_REPORTER
 from anemon.store import Session
-from tests.devices.helpers import BUNDLE
-
-SPEED = 20.0
-"""Plan seconds per real second: a 60 s arm takes 3 s, a 10 s cooldown 0.5 s."""
-TIMEOUT_S = 90.0
-"""An overall bound on a run; never a timing assertion."""
-ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
-ROUTES = ("lockdown",)
-Operator = Callable[[PlanRun], Coroutine[Any, Any, None]]
-VERSIONS = {"lockdown": "16.7.10"}
-
-
-def plan_text(tag: str = "dvt1", *, device: str = "", extra: str = "") -> str:
-    return f"""
-tag = "{tag}"
-[device]
-kind = "pymobiledevice3"
-poll_s = 0.05
-process_s = 0.05
-{device}
-[protocol]
-kind = "sustain"
-seconds = 60
-[cooldown]
-min_s = 10
-until = "fair"
-cap_s = 60
-[guards]
-launch_retries = 3
-stall_timeout_s = 120
-[[arms]]
-name = "{ARMS[0]}"
-[[arms]]
-name = "{ARMS[1]}"
-{extra}"""
-
-
-@dataclass
-class DvtPhone:
-    """A virtual iPhone serving DVT, its simulator, and how to build the backend for it."""
-
-    virtual: VirtualIPhone
-    sim: SimulatedIPhone
-    pair: Path
-    route: str
-    speed: float
-    devices: list[Pmd3Device] = field(default_factory=list)
-
-    def device(self, **options: object) -> Pmd3Device:
-        device = Pmd3Device(poll_s=0.05, process_s=0.05, reconnect_s=0.05,
-                            pairing_records_cache_folder=self.pair, **options)  # type: ignore[arg-type]  # fmt: skip
-        self.devices.append(device)
-        return device
-
-
-@pytest.fixture(params=ROUTES)
-def route(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def sim_config() -> SimConfig:
-    """The simulated phone's setup (a test overrides it for its faults)."""
-    return SimConfig()
-
-
-@pytest.fixture
-def speed() -> float:
-    """Plan (and simulated) seconds per real second."""
-    return SPEED
-
-
-@pytest.fixture
-async def dvt_phone(
-    route: str,
-    sim_config: SimConfig,
-    speed: float,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> AsyncIterator[DvtPhone]:
-    sim = SimulatedIPhone(sim_config)
-    virtual = VirtualIPhone(sim, bundles=[BUNDLE], product_version=VERSIONS[route],
-                            developer_image=True, console_poll_s=0.02)  # fmt: skip
-    async with virtual:
-        monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", virtual.usbmux_address)
-        ticker = asyncio.create_task(advance([sim], speed=speed, tick_s=0.02))
-        phone = DvtPhone(virtual, sim, tmp_path / "pair", route, speed)
-        try:
-            yield phone
-        finally:
-            ticker.cancel()
-            await asyncio.gather(ticker, return_exceptions=True)
-            for device in phone.devices:
-                await device.close()
-
-
-@dataclass
-class Ran:
-    run: PlanRun
-    events: list[Event]
-
-    def of(self, kind: type[Event]) -> list[Event]:
-        return [e for e in self.events if isinstance(e, kind)]
-
-
-async def run_plan(
-    phone: DvtPhone,
-    plan: Plan,
-    *,
-    record: Path | None = None,
-    operator: Operator | None = None,
-) -> Ran:
-    """Run `plan` on a backend for `phone`, `operator(run)` beside it."""
-    run = PlanRun(plan, RealClock(speed=phone.speed), record=record, device=phone.device())
-    return await run_prepared(run, operator)
-
-
-async def run_prepared(run: PlanRun, operator: Operator | None = None) -> Ran:
-    events: list[Event] = []
-    run.pipeline.subscribe(events.append)
-    operating = asyncio.create_task(operator(run)) if operator is not None else None
-    try:
-        async with asyncio.timeout(TIMEOUT_S):
-            await run.run()
-    finally:
-        if operating is not None:
-            operating.cancel()
-            await asyncio.gather(operating, return_exceptions=True)
-        run.close()
-    return Ran(run, events)
+from tests.devices.dvt.helpers import (
+    ARMS,
+    DvtPhone,
+    outcomes,
+    plan_text,
+    prompted,
+    run_plan,
+    run_prepared,
+    running,
+)
 
 
 async def test_a_two_arm_sustained_plan_runs_through(dvt_phone: DvtPhone, tmp_path: Path) -> None:
@@ -168,17 +40,6 @@ async def test_a_two_arm_sustained_plan_runs_through(dvt_phone: DvtPhone, tmp_pa
     assert "cooling" in phases
     service = "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
     assert dvt_phone.virtual.service_starts[service] == 1
-
-
-def outcomes(ran: Ran) -> list[tuple[str, str, str]]:
-    result = ran.run.result
-    assert result is not None
-    return [(o.arm, o.status, o.reason) for o in result.outcomes]
-
-
-async def running(run: PlanRun, arm: str) -> None:
-    while not (run.controller.phase == "running" and run.controller.arm == arm):
-        await asyncio.sleep(0.01)
 
 
 REFUSED_TWICE = SimConfig(arms={ARMS[0]: SimArmConfig(profile=ARMS[0], fault="refuse_launch",
@@ -235,11 +96,6 @@ async def test_the_phone_vanishing_mid_arm_and_coming_back(dvt_phone: DvtPhone) 
     assert [status for _, status, _ in outcomes(ran)] == ["done", "done"]
     service = "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
     assert dvt_phone.virtual.service_starts[service] == 2  # reconnected once, in one place
-
-
-async def prompted(run: PlanRun, start: str) -> None:
-    while (prompt := run.controller.prompt) is None or not prompt.question.startswith(start):
-        await asyncio.sleep(0.01)
 
 
 async def test_the_battery_protocol_over_the_network_connection(dvt_phone: DvtPhone) -> None:
@@ -327,3 +183,37 @@ def sim_run(plan: Plan) -> Session:
     from tests.control.helpers import run_plan as run_on_sim
 
     return run_on_sim(plan).session
+
+
+JETSAM = SimConfig(arms={ARMS[0]: SimArmConfig(profile=ARMS[0], fault="jetsam", fault_at_s=10)})
+
+
+@pytest.mark.parametrize("sim_config", [JETSAM])
+async def test_a_jetsam_mid_arm_fails_its_round_and_the_next_arm_runs(
+    dvt_phone: DvtPhone, tmp_path: Path
+) -> None:
+    record = tmp_path / "jetsam.jsonl"
+    killed_at: list[float] = []
+
+    async def watch_the_kill(run: PlanRun) -> None:
+        await running(run, ARMS[0])
+        (pid,) = dvt_phone.sim.running()
+        while pid in dvt_phone.sim.running():
+            await asyncio.sleep(0.01)
+        killed_at.append(run.clock.now())
+
+    ran = await run_plan(dvt_phone, parse_plan(plan_text(), "dvt.toml"), record=record,
+                         operator=watch_the_kill)  # fmt: skip
+    arm, status, reason = outcomes(ran)[0]
+    assert (arm, status) == (ARMS[0], "failed")
+    assert reason.startswith("jetsam: per-process-limit at ") and reason.endswith(" GB")
+    assert outcomes(ran)[1][1] == "done"
+    [crash] = ran.of(CrashEvent)
+    assert (crash.report, crash.arm) == ("jetsam", ARMS[0])  # type: ignore[attr-defined]
+    assert crash.file.startswith("JetsamEvent-")  # type: ignore[attr-defined]
+    kept = tmp_path / f"jetsam.{crash.file}"  # type: ignore[attr-defined]
+    assert kept.read_bytes() == dvt_phone.sim.container_files(CRASH_REPORTER)[crash.file]  # type: ignore[attr-defined]
+    failed = next(e for e in ran.of(PhaseEvent) if e.phase == "aborted")  # type: ignore[attr-defined]
+    assert failed.t - killed_at[0] <= 10  # session seconds: not the stall watchdog's 120 s
+    summary = {s.arm: s for s in summarize(ran.run.session)}
+    assert summary[ARMS[0]].status_reason == reason
