@@ -8,7 +8,6 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -20,8 +19,7 @@ from anemon.devices.virtual import DEFAULT_UDID, VirtualIPhone
 from anemon.devices.virtual.rsd import VirtualRsd
 from anemon.devices.virtual.tunneld import VirtualTunneld
 from tests.devices.helpers import BUNDLE, LOG, TIMEOUT_S, StandInPhone
-
-IOS = "17.5.1"
+from tests.devices.rsd_route import IOS, found, tunnelled
 
 
 @pytest.fixture
@@ -31,43 +29,29 @@ def ios17(phone: VirtualIPhone) -> VirtualIPhone:
     return phone
 
 
-@asynccontextmanager
-async def tunnelled(
-    phone: VirtualIPhone, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[tuple[VirtualRsd, VirtualTunneld]]:
-    """`phone`'s RSD, listed by a stand-in tunneld that anemon finds through
-    ANEMON_TUNNELD_ADDRESS."""
-    async with VirtualRsd(phone) as rsd, VirtualTunneld() as tunneld:
-        tunneld.add(rsd.tunnel(), rsd.up)
-        monkeypatch.setenv(dvt.TUNNELD_ADDRESS, tunneld.address)
-        yield rsd, tunneld
-
-
 @pytest.fixture
-async def route(
+async def served(
     ios17: VirtualIPhone, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[VirtualRsd, VirtualTunneld]]:
-    async with tunnelled(ios17, monkeypatch) as served:
-        yield served
+    async with tunnelled(ios17, monkeypatch) as pair:
+        yield pair
 
 
 @pytest.fixture
-def rsd(route: tuple[VirtualRsd, VirtualTunneld]) -> VirtualRsd:
-    return route[0]
+def rsd(served: tuple[VirtualRsd, VirtualTunneld]) -> VirtualRsd:
+    return served[0]
 
 
 @pytest.fixture
-def tunneld(route: tuple[VirtualRsd, VirtualTunneld]) -> VirtualTunneld:
-    return route[1]
+def tunneld(served: tuple[VirtualRsd, VirtualTunneld]) -> VirtualTunneld:
+    return served[1]
 
 
 @pytest.fixture
 async def client(tunneld: VirtualTunneld, ios17: VirtualIPhone) -> AsyncIterator[Any]:
     """The real client's RSD, found through the stand-in tunneld."""
-    async with asyncio.timeout(TIMEOUT_S):
-        connected = await dvt.tunneld_rsd(ios17.udid)
-    yield connected
-    await connected.close()
+    async with found(ios17.udid) as rsd:
+        yield rsd
 
 
 async def test_tunneld_through_the_seam_gives_the_phones_rsd(

@@ -19,7 +19,7 @@ from anemon.devices.virtual.ticker import advance
 from anemon.devices.virtual.tunneld import VirtualTunneld
 from anemon.simulator import SimConfig, SimulatedIPhone
 from tests.devices.helpers import BUNDLE, TIMEOUT_S, PhoneThread
-from tests.devices.test_rsd import IOS
+from tests.devices.rsd_route import IOS
 from tests.recorded import recorded
 
 ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
