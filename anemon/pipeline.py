@@ -174,8 +174,8 @@ async def poll_power(
             dropped = device.power_warnings > warned
             if dropped and not dropping:
                 note = (
-                    "dropped an absurd power reading (|current| > 10 A or voltage outside "
-                    f"2.5-5 V); {device.power_warnings} so far"
+                    "dropped an absurd power reading (|current| > 10 A, voltage outside "
+                    f"2.5-5 V or a system load outside 0-30 W); {device.power_warnings} so far"
                 )
                 pipeline.emit_now(MarkerEvent, arm=arm_of(), source=source, note=note)
             dropping = dropped

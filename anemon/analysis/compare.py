@@ -41,6 +41,10 @@ MIN_SESSIONS = 3
 """Sessions (with a value) an arm needs for its median and interval."""
 NUMERIC_KEYS = tuple(f.name for f in fields(ArmSummary) if f.type in ("int", "float | None"))
 """The summary's figures (thermal states are names, rounds a list: neither is numeric)."""
+SOURCED_KEYS = ("power_w_mean", "energy_j", "j_per_token")
+"""The figures whose source (`energy_source`) matters: sessions of the battery's and of the
+phone's system load give no delta, median or interval of them together (one number from two
+sources)."""
 NO_COMPUTE = "unknown"
 """The group of an arm whose START did not say its compute (`by="compute"`)."""
 
@@ -126,7 +130,10 @@ def _groups(source: SourceArms, by: By) -> dict[str, ArmSummary]:
 
 
 def _compare_arm(name: str, sessions: tuple[ArmSummary | None, ...]) -> ArmComparison:
+    sources = {s.energy_source for s in sessions if s is not None and s.energy_source}
     values = {key: [_number(s, key) for s in sessions] for key in NUMERIC_KEYS}
+    if len(sources) > 1:
+        values.update({key: [None] * len(sessions) for key in SOURCED_KEYS})
     delta = {key: delta_list(column) for key, column in values.items()}
     if sum(s is not None for s in sessions) < MIN_SESSIONS:
         return ArmComparison(name, sessions, delta, None, None)

@@ -91,9 +91,10 @@ SHORT_NOTES = {"no power samples": "no power", "span too short": "too short"}
 
 
 def j_per_token(s: ArmSummary, short: bool = False) -> str:
-    """The figure, or why it is withheld ("charging", "no power samples", "span too short")."""
+    """The figure ("(load)" after one from the phone's system load: never read as the battery's),
+    or why it is withheld ("charging", "no power samples", "span too short")."""
     if s.j_per_token is not None:
-        return f"{s.j_per_token:,.4f}"
+        return f"{s.j_per_token:,.4f}" + (" (load)" if s.energy_source == "system load" else "")
     if s.energy_note is None:
         return "—"
     return SHORT_NOTES.get(s.energy_note, s.energy_note) if short else s.energy_note
@@ -175,8 +176,9 @@ def table_rows(summaries: Sequence[ArmSummary]) -> list[tuple[str, ...]]:
 
 def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> list[str]:
     """What a reader of the table needs to know: why an arm is not done, why a figure is
-    withheld."""
+    withheld, where a figure came from when it is not the battery's."""
     notes = status_notes(summaries)
+    notes += _load_notes(summaries)
     if device is None:  # a raw log: no backend to ask (nor its package to import)
         return notes
     from anemon.devices import reads_power
@@ -184,6 +186,18 @@ def footnotes(summaries: Sequence[ArmSummary], device: str | None = None) -> lis
     if reads_power(device) is False and any(s.energy_note == "no power samples" for s in summaries):
         notes.append(f"no power samples: {device} reads no power (pymobiledevice3 does)")
     return notes
+
+
+def _load_notes(summaries: Sequence[ArmSummary], shown: int = 3) -> list[str]:
+    """What a "(load)" J/token means, once per note (a log of thousands of arms, all plugged
+    in, has one), naming its first arms."""
+    loaded: dict[str, list[str]] = {}
+    for s in summaries:
+        if s.energy_source == "system load" and s.energy_note:
+            loaded.setdefault(s.energy_note, []).append(s.arm)
+    return [printable(f"J/token (load): {note}: {', '.join(arms[:shown])}"
+                      + (f" and {len(arms) - shown} more" if len(arms) > shown else ""))
+            for note, arms in loaded.items()]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

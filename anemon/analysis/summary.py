@@ -13,14 +13,16 @@ from typing import Literal, SupportsFloat
 import numpy as np
 
 from anemon.analysis.sustained import elapsed, median, sustained_figures
+from anemon.analysis.system_load import STALE_NOTE, LoadSteps
 from anemon.events import SUMMARY_VERSION, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 from anemon.store.session import BATTERY_CODES
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
-EnergyNote = Literal["charging", "no power samples", "span too short"]
-"""Why the energy figures are withheld (line-protocol.md)."""
+EnergySource = Literal["battery", "system load"]
+"""Where an arm's energy figures came from: the battery's current x voltage (unplugged), or
+the phone's own system load (plugged in); never both in one figure."""
 PLUGGED_STATES = frozenset({"charging", "full"})
 """battery_state values that mean the phone was on the charger ("full" is plugged in)."""
 _PLUGGED_CODES = [BATTERY_CODES[state] for state in PLUGGED_STATES]
@@ -87,10 +89,14 @@ class ArmSummary:
     energy_j: float | None
     j_per_token: float | None
     tokens_per_battery_pct: float | None
-    energy_note: EnergyNote | None
+    energy_note: str | None
+    """Why the energy figures are withheld ("charging", "no power samples", "span too short",
+    or a stale system load: `STALE_NOTE`), or that they came from the phone's system load
+    (`LoadSteps.note`); None for figures from the battery (line-protocol.md)."""
     status: Status
     status_reason: str | None
     rounds: tuple[RoundSummary, ...]
+    energy_source: EnergySource | None
 
     def to_json(self) -> dict[str, object]:
         """The spec's object: thermal as names, missing values as null. Field by field, not
@@ -169,6 +175,7 @@ def summarize_arm(
         status=status,
         status_reason=reason,
         rounds=rounds,
+        energy_source=energy.energy_source,
     )
 
 
@@ -232,6 +239,8 @@ class ReadingArrays:
     battery_t: np.ndarray
     battery: np.ndarray
     """Every battery reading, the app's (TRIAL, IDLE) and the host's (telemetry)."""
+    load: LoadSteps
+    """The phone's system load, charging or not."""
 
 
 class EnergyReadings:
@@ -247,6 +256,8 @@ class EnergyReadings:
         self._t = array("d")
         self._power_w = array("d")
         self._plugged = array("b")
+        self._load_w = array("d")
+        self._load_changed = array("d")
         self._battery_t = array("d")
         self._battery = array("d")
         self._arrays: ReadingArrays | None = None
@@ -269,6 +280,8 @@ class EnergyReadings:
             self._t.append(_finite(event.t))
             self._power_w.append(_finite(event.power_w))
             self._plugged.append(_says_plugged(event))
+            self._load_w.append(_finite(event.load_w))
+            self._load_changed.append(_finite(event.load_changed_t))
         seen = len(self._battery_t)
         self._battery_t.extend(battery.t[seen:])
         self._battery.extend(battery.value[seen:])
@@ -296,6 +309,7 @@ class EnergyReadings:
             t=t, plugged=plugged, power_t=power_t, power_w=power,
             hold_s=2 * median(gaps) if len(gaps) else 0.0, battery_t=battery_t[by_time],
             battery=np.array(self._battery, dtype=float)[by_time],
+            load=LoadSteps.of(t, np.array(self._load_w), np.array(self._load_changed)),
         )  # fmt: skip
 
 
@@ -354,20 +368,23 @@ def _began(arm: ArmSeries, first: int, t: np.ndarray, number: np.ndarray) -> flo
 
 @dataclass(frozen=True, slots=True)
 class Energy:
-    """The five energy keys of an arm's summary."""
+    """The energy keys of an arm's summary."""
 
     power_w_mean: float | None = None
     energy_j: float | None = None
     j_per_token: float | None = None
     tokens_per_battery_pct: float | None = None
-    energy_note: EnergyNote | None = None
+    energy_note: str | None = None
+    energy_source: EnergySource | None = None
 
 
 def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energy:
     """The energy figures of line-protocol.md (energy rules version 3).
 
     A span in which a host reading or a timed trial says charging or plugged gives no figure
-    at all: a charging phone's battery current is the charger's, not the load. Otherwise each
+    from the battery: a charging phone's battery current is the charger's, not the load. Its
+    figures then come from the phone's system load where it was read through every span
+    (`_from_load`), else none (`charging`). Otherwise each
     span's joules are the trapezoid of the power readings inside it, from the power at its
     start to the power at its end (interpolated between the readings around each end, or the
     nearest held when it is within `hold_s`); every span must have both, else
@@ -378,7 +395,7 @@ def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energ
     for lo, hi in spans.bounds:
         inside |= (a.t >= lo) & (a.t <= hi)
     if spans.plugged or bool(a.plugged[inside].any()):
-        return Energy(energy_note="charging")
+        return _from_load(spans, a.load, tokens) or Energy(energy_note="charging")
     per_pct = _tokens_per_battery_pct(spans, a, tokens)
     if not any(_power_near(a, lo, hi) for lo, hi in spans.bounds):
         return Energy(tokens_per_battery_pct=per_pct, energy_note="no power samples")
@@ -386,13 +403,33 @@ def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energ
     if any(j is None for j in joules):
         return Energy(tokens_per_battery_pct=per_pct, energy_note="span too short")
     total = sum(j for j in joules if j is not None)
+    return _figures(spans, total, tokens, Energy(tokens_per_battery_pct=per_pct,
+                                                 energy_source="battery"))  # fmt: skip
+
+
+def _figures(spans: Spans, total: float, tokens: int, energy: Energy) -> Energy:
+    """`energy` with the figures of `total` joules over the spans."""
     energy_j = round(total, 1)
-    return Energy(
+    return dataclasses.replace(
+        energy,
         power_w_mean=total / sum(hi - lo for lo, hi in spans.bounds),
         energy_j=energy_j,
         j_per_token=round(energy_j / tokens, 4) if tokens > 0 else None,
-        tokens_per_battery_pct=per_pct,
     )
+
+
+def _from_load(spans: Spans, load: LoadSteps, tokens: int) -> Energy | None:
+    """The figures from the phone's system load, when it was read through every span (None:
+    it was not); a value held an hour or more gives none, and says so. No battery-% figure:
+    the battery was charging."""
+    bounds = spans.bounds
+    if not bounds or not all(hi > lo and load.through(lo, hi) for lo, hi in bounds):
+        return None
+    if any(load.stale(lo, hi) for lo, hi in bounds):
+        return Energy(energy_note=STALE_NOTE)
+    total = sum(load.joules(lo, hi) for lo, hi in bounds)
+    return _figures(spans, total, tokens, Energy(energy_note=load.note,
+                                                 energy_source="system load"))  # fmt: skip
 
 
 def _power_near(a: ReadingArrays, lo: float, hi: float) -> bool:

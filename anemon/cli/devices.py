@@ -1,7 +1,8 @@
 """`anemon devices [--backend KIND|all] [--json]`: attached devices and what the host reads.
 
-Per device: name, udid, OS, battery %, charging, battery temperature, device power, free and
-total disk, as each backend's lister (`anemon.devices.Backend.list_attached`) reports them.
+Per device: name, udid, OS, battery %, charging, battery temperature, device power, whether
+the phone publishes its own system load (energy with the cable in), free and total disk, as
+each backend's lister (`anemon.devices.Backend.list_attached`) reports them.
 devicectl reads none of these; for power, the table's column and the JSON's `power_note` say
 so ("not readable with devicectl"). With `all`, a backend that cannot answer
 (no usbmuxd, no xcrun) is reported as unavailable instead of failing the command; asked for by
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 from anemon.cli.common import write_stdout
 from anemon.devices import BACKENDS, DEVICE_KINDS, reads_power
 from anemon.devices.base import DeviceError, DeviceReport, Telemetry
+from anemon.text import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -47,6 +49,10 @@ class DeviceRow:
     """Device power (battery current x voltage); while charging, the charger's."""
     free_gb: float | None
     total_gb: float | None
+    load_w: float | None = None
+    """The phone's own system load (PowerTelemetryData), plugged in or not."""
+    system_load: str = ""
+    """Whether the phone publishes it, in words (empty: the backend reads no telemetry)."""
     error: str = ""
     """Why the readings are missing (locked, not paired, ...), or empty."""
     power_note: str = ""
@@ -110,6 +116,8 @@ def _row(report: DeviceReport, power_note: str) -> DeviceRow:
         power_w=None if t.power_w is None else round(t.power_w, 3),
         free_gb=None if t.free_gb is None else round(t.free_gb, 2),
         total_gb=None if t.total_gb is None else round(t.total_gb, 2),
+        load_w=t.load_w,
+        system_load=t.system_load if report.telemetry is not None else "",
         error=report.error,
         power_note=power_note,
     )
@@ -157,7 +165,11 @@ def _print_table(results: list[BackendResult]) -> None:
     from anemon.headless import make_console
 
     console = make_console()
-    console.print(DevicesTable([row for result in results for row in result.rows]))
+    rows = [row for result in results for row in result.rows]
+    console.print(DevicesTable(rows))
+    for row in rows:  # under the table: its words would widen it past a terminal
+        if row.system_load:
+            print(printable(f"{row.name}: system load: {row.system_load}"))
     for result in results:
         if result.unavailable:
             print(f"{result.backend}: {_status(result)}", file=sys.stderr)

@@ -118,6 +118,7 @@ async def run_checks(
         _disk(plan, reading, unreadable, _footprint(plan, history)),
         _thermal(plan, reading, unreadable),
         _battery(plan, reading, unreadable, operator_went_on),
+        _system_load(reading, unreadable),
         await _low_power(device),
         _os(info, history or History()),
     ]
@@ -261,6 +262,17 @@ def _battery(plan: Plan, reading: Telemetry | None, unreadable: str, went_on: bo
     if mode == "plugged" and not (reading.charging or reading.plugged):
         return Check("battery", "warn", shown, f"{asked}: the phone is not plugged in")
     return Check("battery", "pass", shown, "" if mode == "any" else asked)
+
+
+def _system_load(reading: Telemetry | None, unreadable: str) -> Check:
+    """Whether the phone publishes its own system load: energy with the cable in (issue 27).
+    Informational: without it a plugged-in run's energy is withheld, as it always was."""
+    if reading is None:
+        return Check("system load", "pass", unreadable)
+    if reading.load_w is None:
+        return Check("system load", "pass", reading.system_load)
+    return Check("system load", "pass", reading.system_load,
+                 "energy while it charges comes from it (unverified on a real iPhone)")  # fmt: skip
 
 
 async def _low_power(device: Device) -> Check:

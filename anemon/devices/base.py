@@ -83,6 +83,18 @@ class Telemetry:
     battery_power_w: float | None = None
     load_changed_wall: float | None = None
     """Epoch seconds of the reading at which the phone last changed the three above."""
+    load_refresh_s: float | None = None
+    """How often the phone refreshed them, as the reads so far saw it (None: not yet seen);
+    not recorded (the summary reads the interval from `load_changed_t`)."""
+
+    @property
+    def system_load(self) -> str:
+        """Whether the phone publishes its system load, in words (`devices`, pre-flight)."""
+        if self.load_w is None:
+            return "not published: energy needs the battery protocol"
+        refresh = self.load_refresh_s
+        every = f"refreshed every ~{refresh:.0f} s" if refresh else "refresh not measured yet"
+        return f"yes, {every} ({self.load_w:.2f} W now)"
 
     @property
     def battery_state(self) -> str | None:

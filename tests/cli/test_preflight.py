@@ -46,9 +46,11 @@ def test_preflight_passes_with_0_and_prints_every_check(tmp_path, capsys, monkey
     (tmp_path / "p.toml").write_text(PLAN)
     assert main(["preflight", "p.toml"]) == 0
     out = capsys.readouterr().out
-    for check in ("device", "app", "free disk", "thermal", "battery", "low power", "os build"):
+    checked = ("device", "app", "free disk", "thermal", "battery", "system load", "low power",
+               "os build")  # fmt: skip
+    for check in checked:
         assert check in out
-    assert "pre-flight: 7 pass" in out
+    assert "pre-flight: 8 pass" in out
     assert not (tmp_path / "anemon-recordings").exists()  # nothing recorded
 
 

@@ -34,7 +34,8 @@ def verdict(result: Preflight, name: str) -> tuple[str, str, str]:
 def test_a_cool_plugged_phone_with_room_passes_every_check():
     result = checks(plan(TWO_ARMS))
     assert [c.check for c in result.checks] == [
-        "device", "app", "free disk", "thermal", "battery", "low power", "os build"
+        "device", "app", "free disk", "thermal", "battery", "system load", "low power",
+        "os build",
     ]  # fmt: skip
     assert result.status == "pass" and not result.failed
     assert verdict(result, "device")[1] == "Simulated iPhone, iPhone (sim), OS 24A437"
@@ -89,6 +90,23 @@ def test_unplugged_warns_when_the_protocol_asks_for_plugged():
     out_of_reach = checks(plan(TWO_ARMS, p=on_battery))  # over USB, the cable out
     status, reading, _ = verdict(out_of_reach, "battery")
     assert status == "warn" and "cannot reach the phone" in reading
+
+
+def test_the_system_load_check_says_whether_the_phone_publishes_it(monkeypatch):
+    the_plan = plan(TWO_ARMS)
+    device = make_device(device_spec(the_plan), RealClock())
+    assert verdict(checks(the_plan, device=device), "system load") == (
+        "pass", "not published: energy needs the battery protocol", "",
+    )  # fmt: skip
+    published = Telemetry(battery=80.0, charging=True, load_w=2.345, load_refresh_s=20.4)
+
+    async def telemetry() -> Telemetry:
+        return published
+
+    monkeypatch.setattr(device, "telemetry", telemetry)
+    status, reading, note = verdict(checks(the_plan, device=device), "system load")
+    assert (status, reading) == ("pass", "yes, refreshed every ~20 s (2.35 W now)")
+    assert "unverified on a real iPhone" in note
 
 
 def test_low_power_mode_on_warns():

@@ -53,9 +53,28 @@ def test_json_lists_the_virtual_iphone(
         "power_w": 4.92,  # the charger's 1.2 A x 4.1 V: charging says so
         "free_gb": 38.5,
         "total_gb": 128.0,
+        "load_w": None,
+        "system_load": "not published: energy needs the battery protocol",
         "error": "",
         "power_note": "",
     }
+
+
+def test_a_phone_that_publishes_its_system_load_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stand_in = StandInPhone()
+    stand_in.readings.power_w = 2.5
+    with PhoneThread(VirtualIPhone(stand_in, bundles=[BUNDLE], system_load_s=20)) as phone:
+        monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", phone.usbmux_address)
+        assert run_cli(["devices", "--backend", "pymobiledevice3", "--json"]) == 0
+        [device] = json.loads(capsys.readouterr().out)["devices"]
+        assert run_cli(["devices", "--backend", "pymobiledevice3"]) == 0
+        table = " ".join(capsys.readouterr().out.split())
+    assert device["load_w"] == 2.5  # the load, while charging: what the phone draws
+    # one reading cannot show how often the phone refreshes it
+    assert device["system_load"] == "yes, refresh not measured yet (2.50 W now)"
+    assert "yes, refresh not measured yet" in table
 
 
 def test_json_shows_the_power_an_unplugged_phone_draws(

@@ -15,7 +15,7 @@ import pytest
 from anemon.devices.virtual import VirtualIPhone
 from anemon.simulator import SimArmConfig, SimConfig, SimulatedIPhone
 from tests.devices.helpers import BUNDLE
-from tests.devices.test_virtual_dvt import connected, running_ios16
+from tests.devices.test_virtual_dvt import connected, running_ios16, wait_for
 
 TIMEOUT_S = 20
 ANE = "minicpm5_1b_ane_pal8"
@@ -109,6 +109,39 @@ async def test_a_flaky_phone_withholds_rows_and_sends_absurd_values(
     assert spoiled[61]["physFootprint"] > 0 and sound[pid]["physFootprint"] > 0
 
 
+class RecordingChannel:
+    """A channel that records what a service sends and how often it asks to."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+        self.periods: list[float] = []
+
+    def send(self, value: Any) -> None:
+        self.sent.append(value)
+
+    def every(self, period_s: float, send: Any) -> None:
+        self.periods.append(period_s)
+        send()
+
+    def quiet(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("floor_s", "period_s"), [(0.0, 0.01), (4.0, 4.0)])
+async def test_a_slow_phone_sends_rows_no_faster_than_its_floor(
+    sim: SimulatedIPhone, floor_s: float, period_s: float
+) -> None:
+    """iOS 17+ phones send a row every 3-5 s whatever the host asks (`ur` 10 ms here)."""
+    from anemon.devices.virtual.dvt.sysmontap import Misbehaviour, Sysmontap
+
+    channel = RecordingChannel()
+    tap = Sysmontap(channel, sim, lambda: 0.0, Misbehaviour(floor_s=floor_s))  # type: ignore[arg-type]
+    await tap.call("setConfig:", [{"ur": 10, "procAttrs": ["pid"], "sysAttrs": []}])
+    await tap.call("start", [])
+    assert channel.periods == [period_s]
+    assert len(channel.sent) == 2  # the message the client drops, then the first rows
+
+
 async def test_graphics_shows_the_gpu_busy_for_a_gpu_arm_only(dvt: Any) -> None:
     from pymobiledevice3.services.dvt.instruments.graphics import Graphics
 
@@ -123,8 +156,7 @@ async def test_graphics_shows_the_gpu_busy_for_a_gpu_arm_only(dvt: Any) -> None:
 
     async with asyncio.timeout(TIMEOUT_S):
         assert await utilisation(GPU) > 80
-        await asyncio.sleep(0.2)  # the ANE arm loaded and generating
-        assert await utilisation(ANE) < 10
+        assert await utilisation(ANE) < 10  # its launch ended the GPU arm's app
 
 
 async def test_a_thermal_condition_is_forced_refused_twice_and_cleared(
@@ -206,11 +238,6 @@ async def test_a_jetsam_report_is_announced_listed_and_read(
     body = json.loads(data.decode().partition("\n")[2])
     [app] = [p for p in body["processes"] if p["pid"] == pid]
     assert app["reason"] == "per-process-limit" and pid not in sim.running()
-
-
-async def wait_for(condition: Any) -> None:
-    while not condition():
-        await asyncio.sleep(0.01)
 
 
 async def test_a_waived_memory_limit_spares_the_app_a_jetsam(

@@ -30,7 +30,7 @@ OLD_IOS = "16.7.10"
 """Before iOS 17 DVT runs over lockdown (the virtual iPhone serves it): no RSD tunnel."""
 
 
-def plan_text(tag: str, udid: str) -> str:
+def plan_text(tag: str, udid: str, *, seconds: int = 30, power_s: float = 0.1) -> str:
     return f"""\
 tag = "{tag}"
 
@@ -38,13 +38,13 @@ tag = "{tag}"
 kind = "pymobiledevice3"
 id = "{udid}"
 poll_s = 0.05
-power_s = 0.1
+power_s = {power_s}
 
 [app]
 bundle = "{BUNDLE}"
 
 [protocol]
-seconds = 30
+seconds = {seconds}
 
 [cooldown]
 min_s = 0

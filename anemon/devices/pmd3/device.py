@@ -125,7 +125,7 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
         except Exception as e:
             await self.connection.drop()
             raise self.connection.error(e) from e
-        return telemetry_from(battery, disk)
+        return telemetry_from(self.power_reader.observe(power_from(battery)).telemetry, disk)
 
     # -- the app ------------------------------------------------------------------------------
 
@@ -242,13 +242,13 @@ def _info(lockdown: Any) -> DeviceInfo:
     )
 
 
-def telemetry_from(battery: Mapping[str, Any], disk: Mapping[str, Any]) -> Telemetry:
-    """IOPMPowerSource + com.apple.disk_usage as Telemetry; a missing key stays None (power:
-    power.py's `power_from`, an absurd reading dropped but not counted here)."""
+def telemetry_from(power: Telemetry, disk: Mapping[str, Any]) -> Telemetry:
+    """The IOPMPowerSource reading (power.py's `power_from`, an absurd reading dropped but not
+    counted here) + com.apple.disk_usage as Telemetry; a missing key stays None."""
     free = _number(disk.get("AmountDataAvailable", disk.get("TotalDataAvailable")))
     total = _number(disk.get("TotalDiskCapacity", disk.get("TotalDataCapacity")))
     return dataclasses.replace(
-        power_from(battery).telemetry,
+        power,
         free_gb=None if free is None else free / GB,
         total_gb=None if total is None else total / GB,
     )

@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -60,6 +61,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="N",
         help=f"serve N phones (UDIDs ...0001 to ...N; 1 to {MAX_COUNT})",
     )
+    parser.add_argument("--system-load", type=float, default=0, metavar="S",
+                        help="publish the phone's system load (PowerTelemetryData), refreshed "
+                             "every S simulated seconds (0: not published)")  # fmt: skip
     parser.add_argument("--udid", action="append", default=[], metavar="UDID",
                         help="serve a phone with this UDID (repeat: several)")  # fmt: skip
     parser.add_argument("--ios", type=ios_version, default=DEFAULT_IOS, metavar="VERSION",
@@ -70,6 +74,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="the stand-in tunneld's loopback port (default: a free one; 49151 "
                              "is where pymobiledevice3 looks without the export)")  # fmt: skip
     args = parser.parse_args(argv)
+    if not 0 <= args.system_load < math.inf:
+        parser.error(f"--system-load {args.system_load}: give seconds, 0 for none")
     try:
         args.udids = udids(args.count, args.udid)
     except ValueError as e:
@@ -115,7 +121,8 @@ async def serve(args: argparse.Namespace) -> None:
         name = "Virtual iPhone" if number == 1 else f"Virtual iPhone {number}"
         sims.append(sim)
         phones.append(VirtualIPhone(sim, bundles=[args.bundle], udid=udid, name=name,
-                                    product_version=args.ios, developer_image=True))  # fmt: skip
+                                    product_version=args.ios, developer_image=True,
+                                    system_load_s=args.system_load or None))  # fmt: skip
     usbmuxd: LoopbackServer = phones[0] if len(phones) == 1 else VirtualUsbmuxd(phones)
     async with usbmuxd, contextlib.AsyncExitStack() as stack:
         networks = [await stack.enter_async_context(NetworkLockdownd(p)) for p in phones]

@@ -28,7 +28,7 @@ from typing import Any
 from anemon.devices.virtual import afc, crash_reports, diagnostics, dvt, os_trace
 from anemon.devices.virtual.afc import AfcStats, HouseArrest
 from anemon.devices.virtual.crash_reports import CrashReports
-from anemon.devices.virtual.diagnostics import DiagnosticsRelay
+from anemon.devices.virtual.diagnostics import DiagnosticsRelay, SystemLoadData
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
 from anemon.devices.virtual.os_trace import OsTraceRelay
 from anemon.devices.virtual.server import Handler, LoopbackServer, cut
@@ -60,6 +60,7 @@ class VirtualIPhone(LoopbackServer):
         console_log: str = "Documents/sustain/bench.log",
         console_process: str = "BenchApp",
         console_poll_s: float = 0.05,
+        system_load_s: float | None = None,
         developer_image: bool = False,
         graphics_s: float = 1.0,
     ) -> None:
@@ -88,9 +89,12 @@ class VirtualIPhone(LoopbackServer):
         # The app "logs" each line of `console_log` (in every bundle) as process `console_process`.
         self.os_trace = OsTraceRelay(sim, self.bundles, self.sim_mtime_ns, log=console_log,
                                      process=console_process, poll_s=console_poll_s)  # fmt: skip
+        # with system_load_s: PowerTelemetryData, refreshed every system_load_s
+        system_load = SystemLoadData(system_load_s) if system_load_s else None
+        relay = DiagnosticsRelay(sim.telemetry, lambda: sim.now, system_load)
         reports = CrashReports(house_arrest)
         self._services: dict[str, Handler] = {
-            diagnostics.SERVICE_NAME: DiagnosticsRelay(sim.telemetry).serve,
+            diagnostics.SERVICE_NAME: relay.serve,
             afc.SERVICE_NAME: house_arrest.serve,
             os_trace.SERVICE_NAME: self.os_trace.serve,
             crash_reports.COPY_MOBILE: reports.copy_mobile,

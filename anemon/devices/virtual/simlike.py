@@ -15,6 +15,9 @@ class SimLike(Protocol):
     `anemon.simulator.PhoneTelemetry`: battery_percent, charging, plugged, temperature_c,
     free_bytes, total_bytes, power_w, amperage_ma, voltage_mv, capacity_mah."""
 
+    now: float
+    """The phone's own time, in seconds (what a held system load is refreshed by)."""
+
     def telemetry(self) -> Any: ...
 
     def container_files(self, bundle: str) -> Mapping[str, bytes]: ...

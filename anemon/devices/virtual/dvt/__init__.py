@@ -23,7 +23,7 @@ class Instruments:
     """The DVT services of one phone over `sim` (its installed apps `bundles`, its clock in
     Unix seconds `clock`), looking at the app every `poll_s` and sampling the GPU every
     `graphics_s`; what it saw is in `stats`, the condition it holds in `conditions`, and
-    `misbehaving` is what a test makes it do wrong."""
+    `misbehaving` is what a test makes it do as some phones do."""
 
     def __init__(
         self,

@@ -5,8 +5,8 @@ answers with one message (the client drops it) and then, every `ur` ms, sends a 
 rows: `{Type: 7, Processes: {pid: [a value per procAttrs]}}` (the bench app, SpringBoard and
 the rest) and `{Type: 33, SystemCPUUsage, System: [a value per sysAttrs]}`. cpuUsage is % of one
 core, None in a process's first sample (there is no interval to measure it over yet);
-physFootprint and memResidentSize are bytes. `stop` ends the rows. What a flaky phone does
-is `Misbehaviour`'s: rows withheld, or the app's values absurd.
+physFootprint and memResidentSize are bytes. `stop` ends the rows. What some phones do is
+`Misbehaviour`'s: rows slower than asked, withheld, or with the app's values absurd.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ ABSURD = {"cpuUsage": 1e6, "physFootprint": -4096}
 
 @dataclass
 class Misbehaviour:
-    """What a test makes the phone's sysmontap do wrong (mutable, read at every row)."""
+    """What a test makes the phone's sysmontap do as some phones do (mutable, read at every
+    row; `floor_s` when the tap starts)."""
 
+    floor_s: float = 0.0
+    """Rows no more often than this, whatever `ur` asks (iOS 17+ phones: every 3-5 s)."""
     silent: bool = False
     """Send no rows (the tap stays open)."""
     withheld: int = 0
@@ -76,7 +79,7 @@ class Sysmontap:
             return None
         if selector == "start":
             self.channel.send({"Status": "started"})  # the client drops this first message
-            self.channel.every(self._period_s(), self._sample)
+            self.channel.every(max(self._period_s(), self.misbehaving.floor_s), self._sample)
             return None
         if selector == "stop":
             self.channel.quiet()
