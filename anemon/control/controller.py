@@ -54,7 +54,6 @@ from anemon.devices.base import (
     Telemetry,
 )
 from anemon.events import (
-    CrashEvent,
     ErrorEvent,
     Event,
     GapEvent,
@@ -63,7 +62,6 @@ from anemon.events import (
     Phase,
     PhaseEvent,
     RecordEvent,
-    TelemetryEvent,
     TrialEvent,
 )
 from anemon.paths import create_new, safe_name
@@ -529,26 +527,22 @@ class Controller:
     def _on_news(self, news: AppNews) -> None:
         source = self.app_source
         if isinstance(news, AppGap):
-            self.pipeline.emit_now(GapEvent, arm=self.arm, source=f"{source}:{news.stream}",
-                                   state=news.state, reason=news.reason)  # fmt: skip
+            self.pipeline.emit_now(news.event, arm=self.arm, source=source)
             return
         if isinstance(news, AppExit | AppCrash) and self._run is not None:
             self._run.inbox.put_nowait(news)
         if isinstance(news, AppCrash):
-            self.pipeline.emit_now(CrashEvent, arm=self.arm, source=source, report=news.report,
-                                   reason=news.reason, footprint_gb=news.footprint_gb,
-                                   file=self._keep(news), process=news.process)  # fmt: skip
+            self._keep(news)
+            self.pipeline.emit_now(news.event, arm=self.arm, source=source)
         elif not isinstance(news, AppExit):
             run = self._run  # an arm's process; the cooldown's probe is no arm's
             arm = run.arm.name if run is not None and run.pid == news.pid else None
-            self.pipeline.emit_now(TelemetryEvent, arm=arm, source=source, pid=news.pid,
-                                   cpu_pct=news.cpu_pct, mem_gb=news.mem_gb,
-                                   gpu_pct=news.gpu_pct)  # fmt: skip
+            self.pipeline.emit_now(news.event, arm=arm, source=source)
 
-    def _keep(self, crash: AppCrash) -> str:
-        """Copy the report next to the recording (`<recording>.<report name>`); its name."""
+    def _keep(self, crash: AppCrash) -> None:
+        """Copy the report next to the recording (`<recording>.<report name>`)."""
         if self.beside is None:
-            return crash.file
+            return
         stem = self.beside.name.removesuffix(".gz").removesuffix(".jsonl")
         name = f"{stem}.{safe_name(crash.file, 'crash.ips')}"
         try:
@@ -557,7 +551,6 @@ class Controller:
                 out.write(crash.data.decode("utf-8", errors="replace"))
         except OSError as e:
             self.note(f"could not copy the crash report {crash.file}: {e.strerror or e}")
-        return crash.file
 
     async def _poll_telemetry(self) -> None:
         while True:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from anemon.errors import AnemonError
-from anemon.events import TelemetryEvent
+from anemon.events import CrashEvent, GapEvent, TelemetryEvent
 from anemon.sources.items import LogItem
 
 CONNECTIONS = ("usb", "network")
@@ -266,6 +266,12 @@ class AppSample:
     gpu_pct: float | None = None
     """The GPU's Device Utilization %, the whole phone's."""
 
+    def event(self, *, t: float, wall: float, source: str, arm: str | None) -> TelemetryEvent:
+        """This reading as the app's TelemetryEvent (recorded, charted, summarised)."""
+        return TelemetryEvent(t=t, wall=wall, arm=arm, source=source, pid=self.pid,
+                              cpu_pct=self.cpu_pct, mem_gb=self.mem_gb,
+                              gpu_pct=self.gpu_pct)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class AppCrash:
@@ -283,6 +289,12 @@ class AppCrash:
     pid: int | None = None
     footprint_gb: float | None = None
 
+    def event(self, *, t: float, wall: float, source: str, arm: str | None) -> CrashEvent:
+        """This report as a `crash` event (its data is not in it: the file is copied aside)."""
+        return CrashEvent(t=t, wall=wall, arm=arm, source=source, report=self.report,
+                          reason=self.reason, footprint_gb=self.footprint_gb, file=self.file,
+                          process=self.process)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class AppGap:
@@ -292,6 +304,11 @@ class AppGap:
     """Which: "exits", "sysmontap", "graphics", "reports"."""
     state: str
     reason: str = ""
+
+    def event(self, *, t: float, wall: float, source: str, arm: str | None) -> GapEvent:
+        """This gap as a GapEvent of its own source (`source:stream`: no watchdog waits on it)."""
+        return GapEvent(t=t, wall=wall, arm=arm, source=f"{source}:{self.stream}",
+                        state=self.state, reason=self.reason)  # fmt: skip
 
 
 AppNews = AppExit | AppSample | AppCrash | AppGap
