@@ -40,7 +40,7 @@ from pymobiledevice3.remote.xpc_message import (
     decode_xpc_object,
 )
 
-from anemon.devices.virtual import afc, diagnostics, os_trace
+from anemon.devices.virtual import afc, crash_reports, diagnostics, os_trace
 from anemon.devices.virtual.dvt import Instruments
 from anemon.devices.virtual.lockdownd import Lockdownd
 from anemon.devices.virtual.lockdownd import Phone as LockdowndPhone
@@ -60,8 +60,8 @@ SHIMMED = (
     diagnostics.SERVICE_NAME,
     afc.SERVICE_NAME,
     os_trace.SERVICE_NAME,
-    "com.apple.crashreportcopymobile",
-    "com.apple.crashreportmover",
+    crash_reports.COPY_MOBILE,
+    crash_reports.MOVER,
 )
 """Lockdown services offered as `NAME.shim.remote`, when the phone runs them."""
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
