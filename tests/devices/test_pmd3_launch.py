@@ -79,7 +79,7 @@ async def test_launch_on_ios18_without_a_tunnel_says_how_to_get_one(
     """The real in-process tunnel finds no CoreDeviceProxy; tunneld is not running either."""
     from pymobiledevice3.exceptions import TunneldConnectionError
 
-    async def no_tunneld(udid: str) -> Any:
+    async def no_tunneld(udid: str, *_: Any) -> Any:
         raise TunneldConnectionError()
 
     monkeypatch.setattr("pymobiledevice3.tunneld.api.get_tunneld_device_by_udid", no_tunneld)

@@ -72,6 +72,7 @@ class Pmd3Connection:
         self._lockdown: Any = None
         self._connecting = asyncio.Lock()
         self._rsd: Any = None
+        self._tunnelling = asyncio.Lock()
         self._close_rsd: dvt.Closer | None = None
 
     async def lockdown(self) -> Any:
@@ -169,9 +170,10 @@ class Pmd3Connection:
         lockdown = await self.lockdown()
         if ios_major(self.product_version) < 17:
             return lockdown
-        if self._rsd is None:
-            self._rsd, self._close_rsd = await dvt.open_rsd(str(self.udid))
-        return self._rsd
+        async with self._tunnelling:  # callers at once (DVT, crash reports) share one tunnel
+            if self._rsd is None:
+                self._rsd, self._close_rsd = await dvt.open_rsd(str(self.udid))
+            return self._rsd
 
     async def drop(self) -> None:
         """Forget the lockdown client (after an unplug): the next call reconnects."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from anemon.devices.virtual.ticker import advance
 from anemon.simulator import SimConfig, SimulatedIPhone
 from tests.devices.dvt.helpers import ROUTES, SPEED, VERSIONS, DvtPhone
 from tests.devices.helpers import BUNDLE
+from tests.devices.rsd_route import tunnelled
 
 
 @pytest.fixture(params=ROUTES)
@@ -43,10 +45,12 @@ async def dvt_phone(
     sim = SimulatedIPhone(sim_config)
     virtual = VirtualIPhone(sim, bundles=[BUNDLE], product_version=VERSIONS[route],
                             developer_image=True, console_poll_s=0.02)  # fmt: skip
-    async with virtual:
+    async with virtual, contextlib.AsyncExitStack() as stack:
         monkeypatch.setenv("USBMUXD_SOCKET_ADDRESS", virtual.usbmux_address)
         ticker = asyncio.create_task(advance([sim], speed=speed, tick_s=0.02))
         phone = DvtPhone(virtual, sim, tmp_path / "pair", route, speed)
+        if route == "rsd":
+            phone.rsd, _ = await stack.enter_async_context(tunnelled(virtual, monkeypatch))
         try:
             yield phone
         finally:

@@ -3,7 +3,8 @@ by the `dvt_phone` fixture in conftest.py): what the tests here share. Plan time
 simulated phone's time both run `speed` times real time.
 
 `route` parameterises `dvt_phone` by how DVT is reached: "lockdown" (iOS 16, the lockdown
-service); the iOS 17+ RSD route adds its value to ROUTES and VERSIONS.
+service) or "rsd" (iOS 17: dtservicehub behind the phone's RSD, found through the stand-in
+tunneld).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from anemon.clock import RealClock
 from anemon.control.plan import Plan
 from anemon.devices.pmd3 import Pmd3Device
 from anemon.devices.virtual import VirtualIPhone
+from anemon.devices.virtual.rsd import VirtualRsd
 from anemon.events import Event
 from anemon.feeds.plan import PlanRun
 from anemon.simulator import SimulatedIPhone
@@ -27,9 +29,12 @@ SPEED = 20.0
 TIMEOUT_S = 90.0
 """An overall bound on a run; never a timing assertion."""
 ARMS = ("minicpm5_1b_ane_pal8", "minicpm5_1b_gpu_int8")
-ROUTES = ("lockdown",)
+ROUTES = ("lockdown", "rsd")
 Operator = Callable[[PlanRun], Coroutine[Any, Any, None]]
-VERSIONS = {"lockdown": "16.7.10"}
+VERSIONS = {"lockdown": "16.7.10", "rsd": "17.5.1"}
+DVT_SERVICES = {"lockdown": "com.apple.instruments.remoteserver.DVTSecureSocketProxy",
+                "rsd": "com.apple.instruments.dtservicehub"}  # fmt: skip
+"""The service each route's DVT connections are counted under (`service_starts`)."""
 
 
 def plan_text(tag: str = "dvt1", *, device: str = "", extra: str = "") -> str:
@@ -70,6 +75,19 @@ class DvtPhone:
 
     silent_s: float = 10.0
     """What the backends it builds call a silent sysmontap (real seconds)."""
+    rsd: VirtualRsd | None = None
+    """The phone's RSD on the "rsd" route."""
+
+    @property
+    def dvt_connections(self) -> int:
+        """How many DVT connections the phone accepted, over this route's service."""
+        return self.virtual.service_starts[DVT_SERVICES[self.route]]
+
+    def unplug(self) -> None:
+        """The cable out: the phone leaves usbmuxd, and its tunnel goes down with it."""
+        self.virtual.detach()
+        if self.rsd is not None:
+            self.rsd.tunnel_down()
 
     def device(self, **options: object) -> Pmd3Device:
         """A backend for this phone, polling fast; closed after the test."""

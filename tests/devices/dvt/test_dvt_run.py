@@ -38,8 +38,7 @@ async def test_a_two_arm_sustained_plan_runs_through(dvt_phone: DvtPhone, tmp_pa
     assert [(o.arm, o.status) for o in result.outcomes] == [(arm, "done") for arm in ARMS]
     phases = [e.phase for e in ran.of(PhaseEvent)]  # type: ignore[attr-defined]
     assert "cooling" in phases
-    service = "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
-    assert dvt_phone.virtual.service_starts[service] == 1
+    assert dvt_phone.dvt_connections == 1
 
 
 REFUSED_TWICE = SimConfig(arms={ARMS[0]: SimArmConfig(profile=ARMS[0], fault="refuse_launch",
@@ -88,14 +87,13 @@ async def test_an_app_killed_on_the_phone_fails_its_round_at_once(dvt_phone: Dvt
 async def test_the_phone_vanishing_mid_arm_and_coming_back(dvt_phone: DvtPhone) -> None:
     async def unplug(run: PlanRun) -> None:
         await running(run, ARMS[0])
-        dvt_phone.virtual.detach()
+        dvt_phone.unplug()
         await asyncio.sleep(1.0)  # 20 plan seconds away
         dvt_phone.virtual.attach()
 
     ran = await run_plan(dvt_phone, parse_plan(plan_text(), "dvt.toml"), operator=unplug)
     assert [status for _, status, _ in outcomes(ran)] == ["done", "done"]
-    service = "com.apple.instruments.remoteserver.DVTSecureSocketProxy"
-    assert dvt_phone.virtual.service_starts[service] == 2  # reconnected once, in one place
+    assert dvt_phone.dvt_connections == 2  # reconnected once, in one place
 
 
 async def test_the_battery_protocol_over_the_network_connection(dvt_phone: DvtPhone) -> None:
