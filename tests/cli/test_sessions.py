@@ -125,9 +125,11 @@ def test_an_arm_a_jetsam_ended_is_listed_with_its_reason(capsys, tmp_path):
     from anemon.store import Session
 
     reason = "jetsam: per-process-limit at 2.2 GB"
-    events = [StartEvent(t=0, wall=0, arm="big", tag="lab"),
-              TrialEvent(t=5, wall=5, arm="big", trial=1, decode_tps=20.0, gen=10),
-              CrashEvent(t=9, wall=9, arm="big", report="jetsam", reason=reason, file="J.ips")]  # fmt: skip
+    events = [
+        StartEvent(t=0, wall=0, arm="big", tag="lab"),
+        TrialEvent(t=5, wall=5, arm="big", trial=1, decode_tps=20.0, gen=10),
+        CrashEvent(t=9, wall=9, arm="big", report="jetsam", reason=reason, file="J.ips"),
+    ]
     session = Session.from_events(events)
     with Recorder(tmp_path / "r.jsonl", make_header(source="test", plan={"tag": "lab"})) as rec:
         for event in events:
