@@ -518,13 +518,13 @@ def process_figures(spans: Spans, readings: EnergyReadings) -> Process:
     span's trapezoid over its length), over the spans that have a value at both ends."""
     process = readings.arrays.process
     return Process(
-        mem_peak_gb=_peak(process["mem_gb"], spans),
+        mem_peak_gb=_span_peak(process["mem_gb"], spans),
         cpu_mean_pct=_time_mean(process["cpu_pct"], spans),
         gpu_mean_pct=_time_mean(process["gpu_pct"], spans),
     )
 
 
-def _peak(s: Samples, spans: Spans) -> float | None:
+def _span_peak(s: Samples, spans: Spans) -> float | None:
     """The largest reading inside any span; None when none lies inside one."""
     peaks = []
     for lo, hi in spans.bounds:
