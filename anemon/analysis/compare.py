@@ -23,7 +23,9 @@ from anemon.analysis.render import (
     fit_table,
     fmt,
     given_notes,
+    has_process,
     j_per_token,
+    mem_peak,
     per_round,
     serious_share,
     thermal_cell,
@@ -196,7 +198,17 @@ def table_columns(comparison: Comparison) -> tuple[str, ...]:
     """The key figures, each with its change against the first source (Δ)."""
     arm = ("compute", "arm") if comparison.by == "compute" else ("arm",)
     return (*arm, "source", "decode mean", "Δ decode", "burst → sust", "Δ sust", "retained",
-            "thermal", "serious share", "J/token", "Δ J/token")  # fmt: skip
+            "thermal", "serious share", "J/token", "Δ J/token",
+            *(MEMORY if with_memory(comparison) else ()))  # fmt: skip
+
+
+MEMORY = ("mem peak",)
+"""The app's peak footprint (v3), a column only where some session read it."""
+
+
+def with_memory(comparison: Comparison) -> bool:
+    """Some session of some arm has process figures (DVT): the table shows the memory."""
+    return any(s is not None and has_process(s) for arm in comparison.arms for s in arm.sessions)
 
 
 def signed(value: float | None) -> str:
@@ -238,6 +250,7 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
     labels = source_labels(comparison.sources)
     rows: list[tuple[str, ...]] = []
     by_compute = comparison.by == "compute"
+    memory = with_memory(comparison)
     for arm in comparison.arms:
         for i, summary in enumerate(arm.sessions):
             if summary is None:
@@ -253,6 +266,7 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
                 per_round(summary, lambda x: retained_cell(x.retained_pct)),
                 per_round(summary, thermal_cell), per_round(summary, serious_share),
                 j_per_token(summary), signed(delta["j_per_token"]),
+                *((mem_peak(summary),) if memory else ()),
             ))  # fmt: skip
         if arm.median is not None and arm.ci95 is not None:
             m, ci = arm.median, arm.ci95
@@ -264,6 +278,7 @@ def table_rows(comparison: Comparison) -> list[tuple[str, ...]]:
                 _with_ci(m["retained_pct"], ci["retained_pct"], 1, "%"), "",
                 _with_ci(m["serious_frac"], ci["serious_frac"], 0, "%", scale=100),
                 _with_ci(m["j_per_token"], ci["j_per_token"], 4, "J/token"), "",
+                *((_with_ci(m["mem_peak_gb"], ci["mem_peak_gb"], 2, "GB"),) if memory else ()),
             ))  # fmt: skip
     return rows
 
@@ -273,7 +288,7 @@ def _first(comparison: Comparison) -> str:
     return printable(comparison.sources[0])
 
 
-DROP_ORDER = ("Δ J/token", "Δ sust", "serious share", "retained", "Δ decode", "J/token",
+DROP_ORDER = ("Δ J/token", "mem peak", "Δ sust", "serious share", "retained", "Δ decode", "J/token",
               "source", "thermal")  # fmt: skip
 """The columns a narrow terminal loses first (the arm and the decode mean stay; thermal
 goes last: a figure without its thermal state is not comparable, domain.md)."""

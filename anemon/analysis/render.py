@@ -37,9 +37,15 @@ COLUMNS = (
     "errors",
     "W mean",
     "J/token",
+    "mem peak",
+    "CPU / GPU",
 )
+PROCESS_COLUMNS = COLUMNS[-2:]
+"""The app's process figures (v3): shown when some arm has one (a recording made without DVT
+has none: the columns would say n/a for every arm)."""
 DROP_ORDER = (
     "fade −10/25/50 %",
+    "CPU / GPU",
     "min / max",
     "serious share",
     "cooldown",
@@ -50,6 +56,7 @@ DROP_ORDER = (
     "tokens",
     "errors",
     "W mean",
+    "mem peak",
     "trials",
     "retained",
     "thermal",
@@ -132,7 +139,31 @@ def cells(s: ArmSummary, short: bool = False) -> tuple[str, ...]:
         str(s.errors),
         fmt(s.power_w_mean, 2),
         j_per_token(s, short),
+        mem_peak(s),
+        cpu_gpu(s),
     )
+
+
+NA = "n/a"
+"""A process figure no reading gave (a backend without DVT, a recording made before v3)."""
+
+
+def mem_peak(s: ArmSummary) -> str:
+    """The app's largest footprint: "1.93 GB"."""
+    return NA if s.mem_peak_gb is None else f"{s.mem_peak_gb:.2f} GB"
+
+
+def cpu_gpu(s: ArmSummary) -> str:
+    """The app's CPU (% of one core) and the GPU's utilization, means: "85 / 40 %"."""
+    cpu, gpu = s.cpu_mean_pct, s.gpu_mean_pct
+    if cpu is None and gpu is None:
+        return NA
+    return f"{NA if cpu is None else f'{cpu:.0f}'} / {NA if gpu is None else f'{gpu:.0f}'} %"
+
+
+def has_process(s: ArmSummary) -> bool:
+    """Some process figure of the arm was read."""
+    return not (s.mem_peak_gb is None and s.cpu_mean_pct is None and s.gpu_mean_pct is None)
 
 
 def fade_cell(s: Figures) -> str:
@@ -168,17 +199,27 @@ def status_notes(summaries: Sequence[ArmSummary]) -> list[str]:
     ]
 
 
-def table_columns(summaries: Sequence[ArmSummary]) -> tuple[str, ...]:
-    """COLUMNS, with STATUS after the arm's name when some arm is not done."""
-    if all(s.status == "done" for s in summaries):
+def _shown(summaries: Sequence[ArmSummary]) -> tuple[str, ...]:
+    """COLUMNS, without PROCESS_COLUMNS when no arm has a process figure."""
+    if any(map(has_process, summaries)):
         return COLUMNS
-    return (COLUMNS[0], STATUS, *COLUMNS[1:])
+    return COLUMNS[: -len(PROCESS_COLUMNS)]
+
+
+def table_columns(summaries: Sequence[ArmSummary]) -> tuple[str, ...]:
+    """The columns shown (`_shown`), with STATUS after the arm's name when some arm is not
+    done."""
+    names = _shown(summaries)
+    if all(s.status == "done" for s in summaries):
+        return names
+    return (names[0], STATUS, *names[1:])
 
 
 def table_rows(summaries: Sequence[ArmSummary]) -> list[tuple[str, ...]]:
     """The cells of `table_columns`, one row per arm."""
-    rows = [cells(s) for s in summaries]
-    if table_columns(summaries) is COLUMNS:
+    count = len(_shown(summaries))
+    rows = [cells(s)[:count] for s in summaries]
+    if all(s.status == "done" for s in summaries):
         return rows
     return [(row[0], status_cell(s), *row[1:]) for row, s in zip(rows, summaries, strict=True)]
 

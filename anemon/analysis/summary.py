@@ -15,9 +15,9 @@ import numpy as np
 from anemon.analysis.reported import Reported
 from anemon.analysis.sustained import elapsed, median, sustained_figures
 from anemon.analysis.system_load import STALE_NOTE, LoadSteps
-from anemon.events import SUMMARY_VERSION, TelemetryEvent, thermal_name
+from anemon.events import SUMMARY_VERSION, CrashEvent, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
-from anemon.store.session import BATTERY_CODES
+from anemon.store.session import BATTERY_CODES, PROCESS_FIELDS
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
@@ -102,6 +102,12 @@ class ArmSummary:
     status_reason: str | None
     rounds: tuple[RoundSummary, ...]
     energy_source: EnergySource | None
+    mem_peak_gb: float | None = None
+    """v3: the app's largest physical footprint (GB = 10^9 bytes) inside the arm's spans."""
+    cpu_mean_pct: float | None = None
+    """v3: the app's CPU (% of one core), time-weighted over the arm's spans."""
+    gpu_mean_pct: float | None = None
+    """v3: the GPU's utilization (%), time-weighted over the arm's spans."""
 
     def to_json(self) -> dict[str, object]:
         """The spec's object: thermal as names, missing values as null. Field by field, not
@@ -195,6 +201,7 @@ def summarize_arm(
         status_reason=reason,
         rounds=rounds,
         energy_source=energy.energy_source,
+        **asdict(process_figures(spans, readings)),
     )
 
 
@@ -212,7 +219,26 @@ def _first_round(column: dict[str, np.ndarray], rounds: tuple[RoundSummary, ...]
 
 
 def arm_status(arm: ArmSeries) -> tuple[Status, str | None]:
-    """How the arm's last round ended, and why in words (None when it is done).
+    """How the arm's last round ended, and why in words (None when it is done): as its lines
+    and the controller say (`said_status`), unless a crash or jetsam report named the app in
+    that round: then failed, for the report's reason (a round done, or aborted by the
+    operator, stays so)."""
+    status, reason = said_status(arm)
+    if arm.crash is None or status in ("done", "aborted"):
+        return status, reason
+    return "failed", crash_reason(arm.crash)
+
+
+def crash_reason(crash: CrashEvent) -> str:
+    """A report's reason as a round's failure: jetsam always named ("jetsam: ...")."""
+    reason = crash.reason or f"{crash.report} report {crash.file}".strip()
+    if crash.report == "jetsam" and "jetsam" not in reason.lower():
+        return f"jetsam: {reason}"
+    return reason
+
+
+def said_status(arm: ArmSeries) -> tuple[Status, str | None]:
+    """How the arm's last round ended by its lines and the controller's word.
 
     The controller's word comes first (its "done"/"aborted" phase, whose reason is the
     ArmOutcome's `describe()`: "arm (round 2): failed: no trial for 300 s"); then the round's
@@ -265,6 +291,26 @@ class ReadingArrays:
     """Every battery reading, the app's (TRIAL, IDLE) and the host's (telemetry)."""
     load: LoadSteps
     """The phone's system load, charging or not."""
+    process: dict[str, Samples]
+    """v3: the bench app's readings (`PROCESS_FIELDS`: mem_gb, cpu_pct, gpu_pct)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """One figure's readings in time order, and how far from a span's end the nearest may be
+    held (`hold_s`: 2 x their median gap, as for power)."""
+
+    t: np.ndarray
+    value: np.ndarray
+    hold_s: float
+
+    @classmethod
+    def of(cls, t: np.ndarray, value: np.ndarray) -> Samples:
+        present = ~np.isnan(t) & ~np.isnan(value)
+        order = np.argsort(t[present], kind="stable")
+        t, value = t[present][order], value[present][order]
+        gaps = np.diff(t)
+        return cls(t, value, 2 * median(gaps) if len(gaps) else 0.0)
 
 
 class EnergyReadings:
@@ -284,6 +330,7 @@ class EnergyReadings:
         self._load_changed = array("d")
         self._battery_t = array("d")
         self._battery = array("d")
+        self._process = {name: array("d") for name in PROCESS_FIELDS}
         self._arrays: ReadingArrays | None = None
 
     @classmethod
@@ -306,6 +353,8 @@ class EnergyReadings:
             self._plugged.append(_says_plugged(event))
             self._load_w.append(_finite(event.load_w))
             self._load_changed.append(_finite(event.load_changed_t))
+            for name, values in self._process.items():
+                values.append(_finite(getattr(event, name)))
         seen = len(self._battery_t)
         self._battery_t.extend(battery.t[seen:])
         self._battery.extend(battery.value[seen:])
@@ -334,6 +383,8 @@ class EnergyReadings:
             hold_s=2 * median(gaps) if len(gaps) else 0.0, battery_t=battery_t[by_time],
             battery=np.array(self._battery, dtype=float)[by_time],
             load=LoadSteps.of(t, np.array(self._load_w), np.array(self._load_changed)),
+            process={name: Samples.of(t, np.array(values, dtype=float))
+                     for name, values in self._process.items()},
         )  # fmt: skip
 
 
@@ -466,25 +517,31 @@ def _power_near(a: ReadingArrays, lo: float, hi: float) -> bool:
 
 def _span_joules(a: ReadingArrays, lo: float, hi: float) -> float | None:
     """The trapezoid over the whole span; None when an end has no power or it has no length."""
-    start, end = _power_at(a, lo), _power_at(a, hi)
+    return _integral(Samples(a.power_t, a.power_w, a.hold_s), lo, hi)
+
+
+def _integral(s: Samples, lo: float, hi: float) -> float | None:
+    """The trapezoid of `s` over [lo, hi], from its value at `lo` to its value at `hi`
+    (`_value_at`); None when an end has no value or the span has no length."""
+    start, end = _value_at(s, lo), _value_at(s, hi)
     if start is None or end is None or hi <= lo:
         return None
-    between = (a.power_t > lo) & (a.power_t < hi)
-    t = np.concatenate(([lo], a.power_t[between], [hi]))
-    power = np.concatenate(([start], a.power_w[between], [end]))
-    return float(((power[1:] + power[:-1]) / 2 * np.diff(t)).sum())
+    between = (s.t > lo) & (s.t < hi)
+    t = np.concatenate(([lo], s.t[between], [hi]))
+    value = np.concatenate(([start], s.value[between], [end]))
+    return float(((value[1:] + value[:-1]) / 2 * np.diff(t)).sum())
 
 
-def _power_at(a: ReadingArrays, at: float) -> float | None:
-    """The power at `at`: interpolated between the readings around it, or the nearest held
+def _value_at(s: Samples, at: float) -> float | None:
+    """The value at `at`: interpolated between the readings around it, or the nearest held
     when none lies beyond it and it is within `hold_s`."""
-    t = a.power_t
+    t = s.t
     if not len(t):
         return None
     if t[0] <= at <= t[-1]:
-        return float(np.interp(at, t, a.power_w))
+        return float(np.interp(at, t, s.value))
     nearest = 0 if at < t[0] else -1
-    return float(a.power_w[nearest]) if abs(t[nearest] - at) <= a.hold_s else None
+    return float(s.value[nearest]) if abs(t[nearest] - at) <= s.hold_s else None
 
 
 def _tokens_per_battery_pct(spans: Spans, a: ReadingArrays, tokens: int) -> float | None:
@@ -503,10 +560,53 @@ def _tokens_per_battery_pct(spans: Spans, a: ReadingArrays, tokens: int) -> floa
 
 
 def with_energy(summary: ArmSummary, spans: Spans, readings: EnergyReadings) -> ArmSummary:
-    """`summary` with its energy figures recomputed from new readings (the live arms table:
-    far cheaper than the whole summary)."""
+    """`summary` with its energy and process figures recomputed from new readings (the live
+    arms table: far cheaper than the whole summary)."""
     energy = energy_figures(spans, readings, summary.tokens)
-    return dataclasses.replace(summary, **asdict(energy))
+    process = process_figures(spans, readings)
+    return dataclasses.replace(summary, **asdict(energy), **asdict(process))
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    """The three process keys of an arm's summary (v3); None where no reading says."""
+
+    mem_peak_gb: float | None = None
+    cpu_mean_pct: float | None = None
+    gpu_mean_pct: float | None = None
+
+
+def process_figures(spans: Spans, readings: EnergyReadings) -> Process:
+    """The app's readings over the arm's spans (line-protocol.md version 3): the largest
+    footprint read inside a span, and CPU and GPU time-weighted as `power_w_mean` is (each
+    span's trapezoid over its length), over the spans that have a value at both ends."""
+    process = readings.arrays.process
+    return Process(
+        mem_peak_gb=_span_peak(process["mem_gb"], spans),
+        cpu_mean_pct=_time_mean(process["cpu_pct"], spans),
+        gpu_mean_pct=_time_mean(process["gpu_pct"], spans),
+    )
+
+
+def _span_peak(s: Samples, spans: Spans) -> float | None:
+    """The largest reading inside any span; None when none lies inside one."""
+    peaks = []
+    for lo, hi in spans.bounds:
+        first = int(np.searchsorted(s.t, lo, side="left"))
+        last = int(np.searchsorted(s.t, hi, side="right"))
+        if last > first:
+            peaks.append(float(s.value[first:last].max()))
+    return max(peaks, default=None)
+
+
+def _time_mean(s: Samples, spans: Spans) -> float | None:
+    """The integral over the spans that have one, over their seconds; None when none has."""
+    total = seconds = 0.0
+    for lo, hi in spans.bounds:
+        integral = _integral(s, lo, hi)
+        if integral is not None:
+            total, seconds = total + integral, seconds + hi - lo
+    return total / seconds if seconds > 0 else None
 
 
 def _says_plugged(event: TelemetryEvent) -> bool:

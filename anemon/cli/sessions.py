@@ -61,11 +61,18 @@ def row_cells(entry: Entry) -> tuple[str, ...]:
         created,
         entry.device or "?",
         entry.os_build or "?",
-        "\n".join(arm.name for arm in entry.arms),
+        "\n".join(map(arm_line, entry.arms)),
         status,
         trials,
         "\n".join(_j_per_token(arm, entry.summary_version) for arm in entry.arms),
     )
+
+
+def arm_line(arm: ArmEntry) -> str:
+    """An arm, and why it failed when it did: "a (failed: jetsam: per-process-limit ...)"."""
+    if arm.status == "failed" and arm.status_reason:
+        return f"{arm.name} (failed: {arm.status_reason})"
+    return arm.name
 
 
 def _j_per_token(arm: ArmEntry, rules: int | None) -> str:

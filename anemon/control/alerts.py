@@ -8,7 +8,8 @@ bell, recorded) and runs the plan's hook. Each condition fires at most once per 
 - `decode_drop_pct`: a timed trial decodes below the arm's burst (the median of its first
   minute of timed trials) by that share;
 - `battery_floor_pct`, `disk_floor_gb`: a reading (the app's or the host's) at or below it;
-- `charging_changed`: the phone starts or stops charging while an arm runs.
+- `charging_changed`: the phone starts or stops charging while an arm runs;
+- `crash` (v3, on by default): a crash or jetsam report names the bench app (a `crash` event).
 
 The hook is an argument list run without a shell, with ANEMON_ALERT, ANEMON_ARM, ANEMON_VALUE,
 ANEMON_THRESHOLD and ANEMON_TAG in its environment, in its own session: its process group (the
@@ -36,6 +37,7 @@ from anemon.control.plan import AlertSpec
 from anemon.events import (
     THERMAL_NAMES,
     AlertEvent,
+    CrashEvent,
     Event,
     MarkerEvent,
     PhaseEvent,
@@ -110,6 +112,8 @@ class Alerts:
             self._levels(event.battery, event.free_gb, arm)
             if event.charging is not None:
                 self._charging_now(event.charging, arm)
+        if isinstance(event, CrashEvent) and self.spec.crash:
+            self._crash(event, arm)
 
     def _thermal(self, event: ReadingsEvent, arm: str | None) -> None:
         wanted = self.spec.thermal
@@ -155,6 +159,11 @@ class Alerts:
             self._fire("decode_drop", arm, round(decode, 2), round(floor, 2),
                        f"decode {decode:.1f} tok/s, {drop:.0f} % below the burst "
                        f"{burst.median:.1f} (alert at {share:g} %)")  # fmt: skip
+
+    def _crash(self, event: CrashEvent, arm: str | None) -> None:
+        """Once per arm, as every condition: its first report is the one that ended it."""
+        said = printable(event.reason or event.file)
+        self._fire("crash", arm, event.report, None, f"the app's {event.report} report: {said}")
 
     # -- firing ----------------------------------------------------------------------------
 

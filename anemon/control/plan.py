@@ -105,12 +105,14 @@ class AlertSpec:
     """A command run for each alert, as an argument list (never through a shell)."""
     hook_timeout_s: float = 10.0
     """A hook still running after this long is killed (and that is recorded)."""
+    crash: bool = True
+    """v3: a crash or jetsam report names the app (on by default: the round has failed)."""
 
     @property
     def any(self) -> bool:
         """Some condition is on."""
         levels = (self.decode_drop_pct, self.battery_floor_pct, self.disk_floor_gb)
-        return self.thermal != "none" or self.charging_changed or any(levels)
+        return self.thermal != "none" or self.charging_changed or self.crash or any(levels)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 from anemon.control.cooldown import host_thermal
 from anemon.control.plan import Plan
 from anemon.devices import reads_power
-from anemon.devices.base import Device, DeviceError, DeviceGone, DeviceInfo, Inspector, Telemetry
+from anemon.devices.base import (
+    CrashReports,
+    Device,
+    DeviceError,
+    DeviceGone,
+    DeviceInfo,
+    Inspector,
+    Telemetry,
+)
 from anemon.errors import AnemonError
 from anemon.events import (
     CHECK_STATUSES,
@@ -56,6 +64,8 @@ class History:
     os: str | None = None
     footprint_gb: float | None = None
     """The largest footprint a LOAD line of it gave."""
+    ended: float | None = None
+    """When it was last written (epoch seconds): reports after it are news (v3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +132,8 @@ async def run_checks(
         await _low_power(device),
         _os(info, history or History()),
     ]
+    if isinstance(device, CrashReports):  # only a backend that can list them
+        checks.append(await _crash_reports(plan, device, history or History()))
     checks.extend(_shared_models(plan))
     return Preflight(tuple(checks))
 
@@ -305,6 +317,29 @@ def _os(info: DeviceInfo, history: History) -> Check:
     return Check("os build", "pass", now, f"as in {printable(history.path.name)}")
 
 
+async def _crash_reports(plan: Plan, device: CrashReports, history: History) -> Check:
+    """The app's crash and jetsam reports since the last session of this tag was written (all
+    of them when there is none): a warning, since a run's figures beside an unexplained kill
+    are not worth much until it is looked at."""
+    try:
+        reports = await device.reports(plan.app.bundle)
+    except DeviceError as e:
+        return Check("crash reports", "warn", "could not be listed", printable(str(e)))
+    if history.path is None or history.ended is None:
+        return Check("crash reports", "pass", f"{len(reports)} for the app on the phone",
+                     "no earlier recording with this tag")  # fmt: skip
+    since = history.ended
+    new = sorted((r for r in reports if r[1] > since), key=lambda r: r[1])
+    last = printable(history.path.name)
+    if not new:
+        return Check("crash reports", "pass", f"none for the app since {last}")
+    count = f"{len(new)} report{'' if len(new) == 1 else 's'}"
+    newest = printable(new[-1][0])
+    return Check("crash reports", "warn", f"{count} for the app since {last}, newest {newest}",
+                 "the app crashed or was killed since the last session: read the report "
+                 "before trusting a run beside it")  # fmt: skip
+
+
 # -- the last recording with this tag -------------------------------------------------------
 
 
@@ -356,7 +391,10 @@ def _history(entry: Entry) -> History:
                     os_build = event.os
         finally:
             reader.close()
-    return History(entry.path, os_build or None, footprint)
+    ended: float | None = None
+    with contextlib.suppress(OSError):
+        ended = entry.path.stat().st_mtime
+    return History(entry.path, os_build or None, footprint, ended)
 
 
 def history_folders(record: Path | None, default: Path) -> Sequence[Path]:

@@ -4,7 +4,7 @@ from (`DeviceSpec`) and lists (`DeviceReport`), and its typed errors.
 Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
 container and read host-side telemetry. Optional capabilities are classes a backend inherits
 from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`, `Inspector`,
-`AppWatcher`, `Conditioner`. A
+`AppWatcher`, `Conditioner`, `CrashReports`. A
 caller asks with `isinstance`, which checks the declaration, never the attributes. All of it is
 asyncio.
 """
@@ -202,6 +202,18 @@ class Inspector(abc.ABC):
     async def low_power(self) -> bool | None:
         """Whether Low Power Mode is on (None: this backend cannot read it)."""
         return None
+
+
+class CrashReports(abc.ABC):
+    """A backend that can list the crash and jetsam reports on the phone (v3: the pre-flight
+    checks warn of the app's reports since the last session of the tag)."""
+
+    @abc.abstractmethod
+    async def reports(self, bundle: str) -> list[tuple[str, float]]:
+        """The reports naming `bundle`'s app (its own crash report, or a JetsamEvent where it
+        is the killed or largest process): each one's file name and modification time (epoch
+        seconds). Raises DeviceError when the phone cannot be asked."""
+        ...
 
 
 class Operator(abc.ABC):

@@ -43,6 +43,8 @@ class ArmEntry:
     j_per_token: float | None = None
     energy_note: str | None = None
     """Why J/token is withheld ("charging", "no power samples", "span too short")."""
+    status_reason: str | None = None
+    """Why its last round did not end done ("jetsam: per-process-limit at 2.2 GB")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +271,8 @@ def _arm(data: Mapping[str, Any]) -> ArmEntry | None:
     j = data.get("j_per_token")
     if not (isinstance(j, int | float) and not isinstance(j, bool) and math.isfinite(j)):
         j = None
-    return ArmEntry(name, _text(data.get("status")), j, _text(data.get("energy_note")))
+    return ArmEntry(name, _text(data.get("status")), j, _text(data.get("energy_note")),
+                    _text(data.get("status_reason")))  # fmt: skip
 
 
 def _text(value: object) -> str | None:
@@ -309,6 +312,7 @@ def entry_json(entry: Entry, changes: Iterable[OsChange] = ()) -> dict[str, obje
         "trials": entry.trials,
         "j_per_token": {arm.name: arm.j_per_token for arm in entry.arms},
         "energy_note": {arm.name: arm.energy_note for arm in entry.arms},
+        "status_reason": {arm.name: arm.status_reason for arm in entry.arms},
         "summary": entry.summarized,
         "summary_version": entry.summary_version,
         "note": entry.note,

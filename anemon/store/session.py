@@ -19,6 +19,7 @@ from anemon.events import (
     BATTERY_STATES,
     AlertEvent,
     CooldownEvent,
+    CrashEvent,
     EndEvent,
     ErrorEvent,
     Event,
@@ -39,7 +40,8 @@ from anemon.events import (
 
 NAN = float("nan")
 LOG_LINES = 5000
-_LOGGED = (RecordEvent, PhaseEvent, MarkerEvent, GapEvent, ResetEvent, PreflightEvent, AlertEvent)
+_LOGGED = (RecordEvent, PhaseEvent, MarkerEvent, GapEvent, ResetEvent, PreflightEvent, AlertEvent,
+           CrashEvent)  # fmt: skip
 
 
 BATTERY_CODES: dict[str | None, int] = {None: 0} | {
@@ -88,6 +90,13 @@ TRIAL_COLUMNS = (
     "free_gb",
 )
 """Numeric columns of an arm's trials (warm-ups included, flagged by `warmup`)."""
+PROCESS_FIELDS = ("mem_gb", "cpu_pct", "gpu_pct")
+"""The bench app's process readings (TelemetryEvent v3) an arm keeps as series."""
+
+
+def has_process(event: TelemetryEvent) -> bool:
+    """Whether a reading is of the bench app's process (DVT), not only of the phone's battery."""
+    return event.pid is not None or any(getattr(event, f) is not None for f in PROCESS_FIELDS)
 
 
 @dataclass
@@ -127,6 +136,13 @@ class ArmSeries:
     cooldown_s: float | None = None
     """Seconds anemon waited in the cooldown just before the arm's first launch (None: no
     cooldown came before it, as for the first arm or a log anemon did not drive)."""
+    process: dict[str, Series] = field(
+        default_factory=lambda: {name: Series() for name in PROCESS_FIELDS}
+    )
+    """The app's memory (GB), CPU (% of a core) and GPU (%) while it ran, as they came
+    (only the readings there were: a phone may give one every 3-5 s)."""
+    crash: CrashEvent | None = None
+    """A crash or jetsam report naming the app during the latest round (a START clears it)."""
 
     def __len__(self) -> int:
         return len(self.columns["t"])
@@ -179,6 +195,10 @@ class Session:
     """Per arm, the seconds of its ended cooldown whose launch has not STARTed yet."""
     telemetry: list[TelemetryEvent] = field(default_factory=list)
     """Host-side readings as they came (a few per minute)."""
+    process: TelemetryEvent | None = None
+    """The latest reading of the bench app's process (the status line's; None: none came)."""
+    crashes: list[CrashEvent] = field(default_factory=list)
+    """Every crash or jetsam report of the app seen during the session."""
     markers: list[MarkerEvent] = field(default_factory=list)
     gaps: list[GapEvent] = field(default_factory=list)
     errors: deque[ErrorEvent] = field(default_factory=lambda: deque(maxlen=1000))
@@ -234,7 +254,7 @@ class Session:
         arm.rounds += 1
         arm.began.append(event.t)
         arm.start = event
-        arm.round_end = arm.round_error = arm.verdict = arm.abort = None
+        arm.round_end = arm.round_error = arm.verdict = arm.abort = arm.crash = None
         arm.outcome_events += 1
         self.free_gb.append(event.t, event.free_gb)
 
@@ -282,6 +302,26 @@ class Session:
             self.charging = event.charging
         if event.battery_state is not None:
             self.battery_state = event.battery_state
+        if has_process(event):
+            self._on_process(event)
+
+    def _on_process(self, event: TelemetryEvent) -> None:
+        """The app's readings go to the arm they name, else the arm whose lines came last."""
+        self.process = event
+        name = event.arm or self.current_arm
+        if name is None:
+            return
+        series = self.arm(name).process
+        for field_name in PROCESS_FIELDS:
+            series[field_name].append(event.t, getattr(event, field_name))
+
+    def _on_crash(self, event: CrashEvent) -> None:
+        self.crashes.append(event)
+        name = event.arm or self.current_arm
+        if name is not None:
+            arm = self.arm(name)
+            arm.crash = event
+            arm.outcome_events += 1
 
     def _on_phase(self, event: PhaseEvent) -> None:
         self.phase = event
@@ -321,6 +361,7 @@ _HANDLERS: dict[type[Event], Callable[[Session, Any], None]] = {
     PhaseEvent: Session._on_phase,
     CooldownEvent: Session._on_cooldown,
     MarkerEvent: Session._on_marker,
+    CrashEvent: Session._on_crash,
     RecordingFailedEvent: Session._on_marker,  # a marker to a person
     GapEvent: lambda session, event: session.gaps.append(event),
     ReportEvent: lambda session, event: session._record_arm(event).reports.append(event),

@@ -16,7 +16,14 @@ from anemon.analysis.compare import (
     delta_pct,
     signed,  # compare's Δ cells: the same words
 )
-from anemon.analysis.render import COLUMNS, DROP_ORDER, cells, status_cell
+from anemon.analysis.render import (
+    COLUMNS,
+    DROP_ORDER,
+    PROCESS_COLUMNS,
+    cells,
+    has_process,
+    status_cell,
+)
 from anemon.analysis.summary import ArmSummary, EnergyReadings, Spans, summarize_arm, with_energy
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
@@ -26,13 +33,14 @@ from anemon.ui.textual_compat import clear_render_caches
 WIDE = tuple(
     name for name in COLUMNS
     if name not in ("battery", "min / max", "W mean", "first 3 → last 3", "prefill mean",
-                    "fade −10/25/50 %", "serious share", "cooldown")
+                    "fade −10/25/50 %", "serious share", "cooldown", "CPU / GPU")
 )  # fmt: skip
 """What fits 120 columns (the battery, power and prefill have their own charts; the decode
 chart shows its range; burst → sustained says what first 3 → last 3 did, by the rules)."""
-BRIEF = ("arm", "decode mean", "burst → sust", "thermal", "J/token")
+BRIEF = ("arm", "decode mean", "burst → sust", "thermal", "J/token", "mem peak")
 """What fits 80 columns (the compact layout): the arm, its decode (per round, and burst →
-sustained), its thermal, its energy; the status line counts the trials."""
+sustained), its thermal, its energy, its memory (as text: compact has no chart); the status
+line counts the trials. The process columns only once some arm has a process reading."""
 
 
 def live_cells(summary: ArmSummary) -> dict[str, str]:
@@ -180,7 +188,7 @@ class ArmsTable(DataTable, can_focus=False):
         if reference is not None:  # "vs ref" takes the place of the token count (the width)
             columns = (*(name for name in columns if name != MAKES_ROOM), VS_REF)
         self.picked = tuple(columns)
-        self.fitted = self.picked
+        self.fitted = tuple(name for name in self.picked if name not in PROCESS_COLUMNS)
         """The picked columns the table's width holds whole (`fit`)."""
         self.rows_shown: dict[str, dict[str, Text]] = {}
         """Each arm's row as put, every picked column, in the order of the arms: what a refit
@@ -202,6 +210,8 @@ class ArmsTable(DataTable, can_focus=False):
         self.failed: set[str] = set()
         """Arms whose summary raised: their rows stay as they were (said once, not retried
         for this session)."""
+        self.with_process = False
+        """Some arm has a process figure: the PROCESS_COLUMNS are shown (else all n/a)."""
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -226,7 +236,7 @@ class ArmsTable(DataTable, can_focus=False):
             widest = max([*map(len, lines), *(row[name].cell_len for row in rows)])
             return max(widest, note.cell_len if name == "arm" else 0) + 2
 
-        shown = list(self.picked)
+        shown = [n for n in self.picked if self.with_process or n not in PROCESS_COLUMNS]
         droppable = [name for name in DROP_ORDER if name in shown]
         while sum(map(needs, shown)) > width and droppable:
             shown.remove(droppable.pop(0))
@@ -269,6 +279,7 @@ class ArmsTable(DataTable, can_focus=False):
             self.changed.clear()
             self.left_out = 0
             self.rebuild = False
+            self.with_process = False
             self.clear()
         self.session = session
         self.samples.update(session)
@@ -354,6 +365,7 @@ class ArmsTable(DataTable, can_focus=False):
         known = self.shown.get(result.name)
         key, summary = result.key, result.summary
         self.shown[result.name] = _Shown(key, result.readings, result.spans, summary)
+        self.with_process = self.with_process or has_process(summary)
         if known is None or summary != known.summary or known.key[-1] != key[-1]:
             self._cells(result.name, summary, running=key[-1], session=session)
             self.changed.setdefault(result.name, known is None)

@@ -26,7 +26,7 @@ from anemon.ui.scheduler import RedrawScheduler
 from anemon.ui.status import StatusLine, run_end
 from anemon.ui.timeline import AlertMarks, Timeline
 
-MAIN_CHARTS = ("decode", "power", "prefill", "thermal", "battery", "free")
+MAIN_CHARTS = ("decode", "power", "memory", "prefill", "thermal", "battery", "free", "gpu")
 PAIR_CHARTS = ("arm-a", "arm-b")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
-from anemon.events import RecordEvent, thermal_name
+from anemon.events import RecordEvent, TelemetryEvent, thermal_name
 from anemon.store import Session
 from anemon.ui.series import charging_text, clock
 
@@ -48,6 +48,14 @@ def power_text(session: Session, reads_power: bool | None = None) -> Text:
         text.append(" · ")
         text.append(state, style="yellow" if state == "charging" else "")
     return text
+
+
+def app_text(reading: TelemetryEvent) -> Text:
+    """The bench app's latest memory and CPU: "app 1.93 GB · CPU 85 %" (n/a for a figure the
+    reading lacks: a process's first sample has no CPU)."""
+    memory = "n/a" if reading.mem_gb is None else f"{reading.mem_gb:.2f} GB"
+    cpu = "n/a" if reading.cpu_pct is None else f"{reading.cpu_pct:.0f} %"
+    return Text(f"app {memory} · CPU {cpu}")
 
 
 POWER_HELP = (
@@ -116,6 +124,7 @@ def status_text(
         Text.assemble("thermal ", thermal_text(session.thermal.last())),
         f"battery {'—' if battery is None else f'{battery:.0f} %'}",
         power_text(session, reads_power),
+        *([app_text(session.process)] if session.process is not None else []),
     ]
     if held:
         parts.append(Text("queue held", style="bold black on yellow"))

@@ -20,6 +20,7 @@ KEYS = {
     "power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note",
     "status", "status_reason", "burst_tps", "sustained_tps", "retained_pct", "fade_10_s",
     "fade_25_s", "fade_50_s", "serious_frac", "cooldown_s", "energy_source", "summary_version",
+    "mem_peak_gb", "cpu_mean_pct", "gpu_mean_pct",
 }  # fmt: skip
 ROUND_KEYS = {
     "trials", "decode_mean", "prefill_mean", "thermal_start", "thermal_end", "serious_at_s",
@@ -131,11 +132,11 @@ def test_csv_flattens_the_rounds_into_a_count_and_their_means(tmp_path):
     text = "START arm=A\n" + trial("A", 1, 19.0) + "START arm=A\n" + trial("A", 1, 24.0)
     header, row = render.to_csv(summaries_of(text, tmp_path)).splitlines()
     assert header.endswith(
-        ",energy_note,status,status_reason,energy_source,rounds,round_decode_means,"
-        "round_prefill_means,summary_version"
+        ",energy_note,status,status_reason,energy_source,mem_peak_gb,cpu_mean_pct,gpu_mean_pct,"
+        "rounds,round_decode_means,round_prefill_means,summary_version"
     )
-    assert row.endswith(
-        ",no power samples,incomplete,the log stops with no END,,2,19.00 / 24.00,"
+    assert row.endswith(  # no process readings: empty, never 0
+        ",no power samples,incomplete,the log stops with no END,,,,,2,19.00 / 24.00,"
         '"1,000.0 / 1,000.0",3'
     )
 

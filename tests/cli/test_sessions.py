@@ -116,3 +116,26 @@ def test_a_j_per_token_made_by_the_version_2_rules_is_marked(capsys, tmp_path):
     assert (rows["new.jsonl"]["summary_version"], rows["old.jsonl"]["summary_version"]) == (3, None)
     code, out, _ = run(capsys, "sessions", str(tmp_path))
     assert code == 0 and out.count("(v2 rules)") == 2  # the old one's two arms, not the new's
+
+
+def test_an_arm_a_jetsam_ended_is_listed_with_its_reason(capsys, tmp_path):
+    from anemon.events import CrashEvent, StartEvent, TrialEvent
+    from anemon.feeds.live import closing_summary
+    from anemon.recording.writer import Recorder, make_header
+    from anemon.store import Session
+
+    reason = "jetsam: per-process-limit at 2.2 GB"
+    events = [
+        StartEvent(t=0, wall=0, arm="big", tag="lab"),
+        TrialEvent(t=5, wall=5, arm="big", trial=1, decode_tps=20.0, gen=10),
+        CrashEvent(t=9, wall=9, arm="big", report="jetsam", reason=reason, file="J.ips"),
+    ]
+    session = Session.from_events(events)
+    with Recorder(tmp_path / "r.jsonl", make_header(source="test", plan={"tag": "lab"})) as rec:
+        for event in events:
+            rec.write(event)
+        rec.write(closing_summary(session, status="failed", tag="lab"))
+    code, out, _ = run(capsys, "sessions", str(tmp_path), "--format", "json")
+    assert code == 0 and json.loads(out)[0]["status_reason"] == {"big": reason}
+    code, out, _ = run(capsys, "sessions", str(tmp_path))
+    assert "big (failed: jetsam: per-process-limit at 2.2 GB)" in " ".join(out.split())

@@ -131,7 +131,7 @@ def test_summary_json_and_csv_carry_the_energy_keys(tmp_path, capsys):
     assert main(["summary", "--format", "csv", path]) == 0
     header, row = capsys.readouterr().out.splitlines()
     assert row.endswith(
-        ",3.5,105.0,0.1367,384.0,,incomplete,the log stops with no END,battery,1,50.00,—,3"
+        ",3.5,105.0,0.1367,384.0,,incomplete,the log stops with no END,battery,,,,1,50.00,—,3"
     )
     assert row.startswith(f"{path},ane,")
     assert "power_w_mean,energy_j,j_per_token,tokens_per_battery_pct,energy_note" in header

@@ -233,3 +233,28 @@ def test_a_bad_hook_exits_2_before_anything_starts(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{path}:5: alerts.hook:" in err and "Traceback" not in err
     assert not Path("anemon-recordings").joinpath("x").exists()
+
+
+def crash_alerts(spec_text: str) -> list[AlertEvent]:
+    """Alerts of a plan's `[alerts]` when two crash reports name the app in one arm."""
+    from anemon.control.alerts import Alerts
+    from anemon.events import CrashEvent, StartEvent
+    from anemon.pipeline import Pipeline
+
+    spec = plan(TWO_ARMS, s=SHORT, a=spec_text).alerts
+    pipeline = Pipeline()
+    Alerts(spec, pipeline, tag="t")  # no running loop: an alert is emitted at once
+    pipeline.emit_now(StartEvent, arm=ANE)
+    for reason in ("jetsam: per-process-limit at 2.2 GB", "exited on signal 9"):
+        pipeline.emit_now(CrashEvent, arm=ANE, report="jetsam", reason=reason, file="J.ips")
+    return [e for e in pipeline.session.log if isinstance(e, AlertEvent)]
+
+
+def test_a_crash_report_alerts_by_default_once_per_arm():
+    (alert,) = crash_alerts("")
+    assert (alert.alert, alert.arm, alert.value) == ("crash", ANE, "jetsam")
+    assert alert.note == "the app's jetsam report: jetsam: per-process-limit at 2.2 GB"
+
+
+def test_the_crash_alert_can_be_turned_off():
+    assert crash_alerts("[alerts]\ncrash = false\n") == []

@@ -12,7 +12,7 @@ import pytest
 from anemon.clock import RealClock
 from anemon.control.plan import Plan, device_spec
 from anemon.control.preflight import History, Preflight, find_history, run_checks
-from anemon.devices.base import DeviceError, Telemetry
+from anemon.devices.base import CrashReports, DeviceError, Telemetry
 from anemon.devices.sim import SimDevice, make_device
 from anemon.events import ErrorEvent, PhaseEvent, PreflightEvent, StartEvent
 from anemon.recording.reader import open_source
@@ -238,3 +238,59 @@ def test_the_newest_by_creation_time_wins_and_missing_folders_are_passed_over(tm
     history = find_history("t", [tmp_path / "missing", tmp_path])
     assert history.path == newer.resolve() and history.os == "24A437"
     assert find_history("t", [tmp_path], exclude=newer).os == "21A000"
+
+
+# -- crash reports (v3): only a backend that can list them --------------------------------------
+
+
+class _Reporting(_Unreadable, CrashReports):
+    """A backend that lists the app's crash reports (as the pymobiledevice3 one does)."""
+
+    def __init__(self, reports=(), error: DeviceError | None = None) -> None:
+        self.listed = list(reports)
+        self.error = error
+        self.asked: list[str] = []
+
+    async def reports(self, bundle: str) -> list[tuple[str, float]]:
+        self.asked.append(bundle)
+        if self.error is not None:
+            raise self.error
+        return self.listed
+
+
+LAST = History(Path("t-20261201-090000.jsonl"), "22C152", ended=1_000.0)
+
+
+def test_reports_since_the_last_session_of_the_tag_warn():
+    device = _Reporting([("bench-2026-11-30.ips", 900.0), ("JetsamEvent-2026-12-01.ips", 1_500.0)])
+    status, reading, note = verdict(checks(plan(TWO_ARMS), device=device, history=LAST),
+                                    "crash reports")  # fmt: skip
+    assert device.asked == ["com.example.bench"]
+    assert status == "warn" and reading.startswith("1 report for the app since t-2026")
+    assert "newest JetsamEvent-2026-12-01.ips" in reading and "read the report" in note
+
+
+def test_only_older_reports_pass_and_no_history_passes_counting_them():
+    old = _Reporting([("bench-2026-11-30.ips", 900.0)])
+    assert verdict(checks(plan(TWO_ARMS), device=old, history=LAST), "crash reports")[0] == "pass"
+    status, reading, note = verdict(checks(plan(TWO_ARMS), device=old), "crash reports")
+    assert (status, reading) == ("pass", "1 for the app on the phone")
+    assert note == "no earlier recording with this tag"
+
+
+def test_reports_that_cannot_be_listed_warn_in_one_line():
+    device = _Reporting(error=DeviceError("crash report mover refused"))
+    assert verdict(checks(plan(TWO_ARMS), device=device, history=LAST), "crash reports") == (
+        "warn", "could not be listed", "crash report mover refused"
+    )  # fmt: skip
+
+
+def test_a_backend_without_the_capability_has_no_such_check():
+    assert "crash reports" not in [c.check for c in checks(plan(TWO_ARMS)).checks]
+
+
+def test_the_history_says_when_the_last_session_was_written(tmp_path):
+    record = tmp_path / "t.jsonl"
+    run_plan(plan(TWO_ARMS, s=SHORT), record=record)
+    history = find_history("t", [tmp_path])
+    assert history.path == record and history.ended == record.stat().st_mtime

@@ -18,7 +18,14 @@ from anemon.events import (
     TelemetryEvent,
     TrialEvent,
 )
-from anemon.metrics import METRIC_NAMES, Address, Exporter, FeedMetrics, parse_address
+from anemon.metrics import (
+    METRIC_NAMES,
+    PROCESS_GAUGES,
+    Address,
+    Exporter,
+    FeedMetrics,
+    parse_address,
+)
 from tests.metrics.live import demo_serving_metrics, sample_value, scrape_until
 
 ARM = "minicpm5_1b_ane_pal8"
@@ -65,6 +72,17 @@ def test_telemetry_errors_and_the_phase_series():
     metrics(PhaseEvent(t=6, wall=6, phase="done"))
     assert value(metrics, "anemon_phase_info", arm="", phase="done") == 1
     assert value(metrics, "anemon_phase_info", phase="cooling") is None
+
+
+def test_the_apps_process_readings_set_their_gauges_and_a_missing_one_stays_unset():
+    metrics = FeedMetrics("phone-1", "tag1")
+    metrics(TelemetryEvent(t=1, wall=1, arm=ARM, pid=412, mem_gb=1.93, cpu_pct=None,
+                           gpu_pct=7.0))  # fmt: skip
+    assert value(metrics, "anemon_app_memory_gb") == 1.93
+    assert value(metrics, "anemon_gpu_percent") == 7.0
+    assert value(metrics, "anemon_app_cpu_percent") is None  # a first sample: no CPU, never 0
+    metrics(TelemetryEvent(t=2, wall=2, arm=ARM, pid=412, cpu_pct=85.5))
+    assert value(metrics, "anemon_app_cpu_percent") == 85.5
 
 
 def cooldown(elapsed: float, thermal: int | None, *, done: bool = False, until: str = "fair"):
@@ -182,7 +200,8 @@ def test_a_scrape_during_a_simulator_run(tmp_path):
             url, lambda f: (sample_value(f, "anemon_trials_total", arm=ARM) or 0) >= 3
         )
     served = {s.name for family in families.values() for s in family.samples}
-    assert METRIC_NAMES - {"anemon_errors_total", "anemon_cooldown_remaining_seconds"} <= served
+    unread = {"anemon_errors_total", "anemon_cooldown_remaining_seconds", *PROCESS_GAUGES}
+    assert METRIC_NAMES - unread <= served  # the simulator's app gives no DVT readings
     labels = {"device": "sim", "tag": "demo-sustain-1b", "arm": ARM}
     assert (sample_value(families, "anemon_trials_total", **labels) or 0) >= 3
     decode = sample_value(families, "anemon_decode_tps", **labels)

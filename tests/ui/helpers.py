@@ -12,7 +12,7 @@ from anemon.ui.app import Dashboard
 
 MakeApp = Callable[..., Dashboard]
 """The `make_app` fixture: `make_app(layout="default", feed=None)`."""
-DEFAULT_CHARTS = {"decode", "power", "prefill", "thermal", "battery", "free"}
+DEFAULT_CHARTS = {"decode", "power", "memory", "prefill", "thermal", "battery"}
 """The charts the default layout shows."""
 
 

@@ -48,11 +48,19 @@ class Builder:
                  plugged=plugged, source="pymobiledevice3:power")  # fmt: skip
 
 
-def sustained(trials: int = 30, step_s: float = 4.5, power: bool = True) -> list[Event]:
+PROCESS = ((1.62, 110.0, 6.0), (1.31, 45.0, 88.0))
+"""Each arm's app (v3): footprint GB at load, CPU % of a core, GPU % (an ANE arm and a GPU
+arm, as docs/domain.md has them)."""
+
+
+def sustained(
+    trials: int = 30, step_s: float = 4.5, power: bool = True, process: bool = False
+) -> list[Event]:
     """Cooldown, start, load, warm-up, `trials` timed trials per arm; an error and a marker.
 
     With `power`, host power readings (charging through the first arm, on battery from the
-    second arm's cooldown on), coloured by arm in the power chart.
+    second arm's cooldown on), coloured by arm in the power chart. With `process`, the app's
+    readings (DVT) at each trial: its footprint growing, its CPU, the GPU's utilization.
     """
     b = Builder()
     for k, (arm, decode0, prefill0, thermal0) in enumerate(ARMS):
@@ -116,6 +124,11 @@ def sustained(trials: int = 30, step_s: float = 4.5, power: bool = True) -> list
                 if power:
                     b.power(IDLE_W + (BURST_W[k] - IDLE_W) * decode / decode0, plugged, arm)
                 b.t += step_s / readings
+            if process:
+                mem, cpu, gpu = PROCESS[k]
+                b.add(TelemetryEvent, arm=arm, source="pymobiledevice3:dvt", pid=400 + k,
+                      mem_gb=round(mem + 0.2 * heat, 3), cpu_pct=None if i == 0 else cpu - i,
+                      gpu_pct=gpu - (i % 4))  # fmt: skip
             prefill = round(prefill0 * (1 - 0.35 * heat), 1)
             battery = 95.0 - (i // 12)
             b.add(

@@ -282,5 +282,23 @@ async def test_columns_that_do_not_fit_whole_are_left_out_not_cut() -> None:
         assert table.virtual_size.width <= table.scrollable_content_region.width
         await pilot.resize_terminal(200, 20)
         await pilot.pause()
-        assert [c.key.value for c in table.ordered_columns] == list(table.picked)
+        # all of them but the process figures, which no arm has (n/a throughout)
+        assert [c.key.value for c in table.ordered_columns] == list(table.picked[:-1])
+        assert table.picked[-1] == "mem peak"
         assert column(table, long, "trials") == "2" and j_per_token(table, "b") == "no power"
+
+
+async def test_the_memory_peak_column_comes_with_the_first_process_reading() -> None:
+    app = Tables()
+    async with app.run_test(size=(140, 20)) as pilot:
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1, "a"),
+                                       trial(2, "a")])  # fmt: skip
+        brief = app.query_one("#brief", ArmsTable)
+        brief.show(session)
+        await pilot.pause()
+        assert "mem peak" not in [c.key.value for c in brief.ordered_columns]
+        session.add(TelemetryEvent(t=1.5, wall=1.5, arm="a", pid=7, mem_gb=1.93))
+        brief.show(session)
+        await pilot.pause()
+        assert [c.key.value for c in brief.ordered_columns][-1] == "mem peak"
+        assert column(brief, "a", "mem peak") == "1.93 GB"

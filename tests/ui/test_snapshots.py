@@ -80,3 +80,11 @@ def test_default_with_an_overlay(tmp_path: Path, snap_compare) -> None:
     feed = replay_feed(markers_dir=tmp_path)
     app = Dashboard(Runs.one(feed), layouts.resolve("default"), save_dir=tmp_path, overlay=overlay)
     assert snap_compare(app, terminal_size=SIZES["default"], run_before=draw_now)
+
+
+@pytest.mark.parametrize("layout", ["default", "wall", "compact"])
+def test_process_readings(layout: str, make_app: MakeApp, tmp_path: Path, snap_compare) -> None:
+    """The app's memory chart (per arm, each with its decode), GPU %, its CPU and memory in
+    the status line, the arms' peak in the tables (compact: text only)."""
+    app = make_app(layout, replay_feed(sustained(process=True), markers_dir=tmp_path))
+    assert snap_compare(app, terminal_size=SIZES[layout], run_before=draw_now)

@@ -221,3 +221,13 @@ async def test_the_dashboard_says_it_waits_for_a_missing_mirror(
         app.redraw(force=True)
         await pilot.pause()
         assert "waiting for" not in str(app.query_one(StatusLine).render())
+
+
+def test_the_apps_memory_and_cpu_once_a_process_reading_came() -> None:
+    session = Session()
+    session.add(start("a", 0.0, "t"))
+    assert "app " not in status_text(session, "x").plain  # no DVT: nothing said of the app
+    session.add(TelemetryEvent(t=1.0, wall=0.0, arm="a", pid=7, mem_gb=1.934, cpu_pct=None))
+    assert "app 1.93 GB · CPU n/a" in status_text(session, "x").plain  # a first sample
+    session.add(TelemetryEvent(t=2.0, wall=0.0, arm="a", pid=7, mem_gb=2.1, cpu_pct=85.4))
+    assert "app 2.10 GB · CPU 85 %" in status_text(session, "x").plain

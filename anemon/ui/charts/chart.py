@@ -78,13 +78,15 @@ def cut(
     return [(x[a:b], y[a:b]) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def latest_text(entries: Sequence[Latest], width: int, height: int) -> Text:
+def latest_text(
+    entries: Sequence[Latest], width: int, height: int, empty: str = "no data yet"
+) -> Text:
     """The entries on one line, each after a stroke of its line's colour, if they fit
     `width`; else one a line if `height` allows and each fits; else the values alone (the
     colours name the arms, as in every chart), as many as fit in `height` lines. Never an
     entry cut in two."""
     if not entries:
-        return Text("no data yet", style="dim")
+        return Text(empty, style="dim")
 
     def entry(colour: str, label: str | None, value: str, named: bool = True) -> Text:
         name = f"{label} " if label and named else ""
@@ -297,7 +299,8 @@ class Chart(PlotBase, can_focus=False):
             shown = (tuple(self.latest), width, height)
             if shown != self._short_text:  # the same words again: nothing to repaint
                 self._short_text = shown
-                self.query_one(".latest", Static).update(latest_text(self.latest, width, height))
+                said = latest_text(self.latest, width, height, self.spec.empty)
+                self.query_one(".latest", Static).update(said)
         return short
 
     def place_legend(self) -> None:

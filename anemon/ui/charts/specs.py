@@ -74,6 +74,8 @@ class ChartSpec:
     """A value in words, for the text form of a chart too short to plot (`Chart.min_rows`)."""
     reference: Callable[[Overlay, Session], list[Line]] | None = None
     """The overlay's curves for this chart (`anemon replay --overlay`); None: it has none."""
+    empty: str = "no data yet"
+    """What the text form says while there is no reading."""
 
 
 def elapsed(session: Session) -> float:
@@ -246,6 +248,65 @@ def power_title(session: Session) -> str:
     return "power W" if state == "—" else f"power W ({state})"
 
 
+NO_PROCESS = "n/a: no process readings"
+"""A process chart with no reading: a backend without DVT (devicectl, the simulator), an
+older recording."""
+
+
+def process_lines(field: str, label: Callable[[ArmSeries], str] = lambda a: a.name,
+                  ) -> Callable[[Session], list[Line]]:  # fmt: skip
+    """One line per arm of the app's readings (`ArmSeries.process`: what came, never a point
+    made up between), cut where the arm's next launch begins."""
+
+    def lines(session: Session) -> list[Line]:
+        out = []
+        for arm in session.recent_arms(SHOWN_ARMS):
+            series = arm.process[field]
+            if len(series.t):
+                x = _since_start(session, column(series.t))
+                breaks = _since_start(session, np.array(arm.began[1:], dtype=float))
+                y = column(series.value).copy()  # the lines outlive the view
+                out.append(Line(x, y, arm_colour(session, arm.name), label(arm), breaks=breaks))
+        return out
+
+    return lines
+
+
+def process_data(field: str) -> Callable[[Session], object]:
+    """The `data` signature of a process chart: how many readings each arm it draws has."""
+    return lambda s: tuple(len(a.process[field].t) for a in s.recent_arms(SHOWN_ARMS))
+
+
+def process_title(title: str, field: str) -> Callable[[Session], str]:
+    """`title`, "n/a" while no reading came (a backend without DVT, an older recording)."""
+
+    def text(session: Session) -> str:
+        read = any(len(a.process[field].t) for a in session.recent_arms(SHOWN_ARMS))
+        return per_arm_title(title)(session) if read else f"{title} ({NO_PROCESS})"
+
+    return text
+
+
+def bought(arm: ArmSeries) -> str:
+    """An arm in the memory chart's legend, with the decode its footprint buys: "a 33.0 tok/s"."""
+    decode = column(arm.columns["decode_tps"])[column(arm.columns["warmup"]) == 0]
+    decode = decode[~np.isnan(decode)]
+    return f"{arm.name} {decode.mean():.1f} tok/s" if len(decode) else arm.name
+
+
+def from_zero(field: str) -> Callable[[Session], tuple[float | None, float | None]]:
+    """From 0 (a footprint's size is read against nothing), with room above the peak."""
+
+    def limits(session: Session) -> tuple[float | None, float | None]:
+        arms = session.recent_arms(SHOWN_ARMS)
+        values = [a.process[field].value for a in arms]
+        tops = [float(np.max(column(v))) for v in values if len(v)]
+        top = max(tops, default=0.0)
+        return (0.0, top * (1 + MARGIN)) if top > 0 else (None, None)
+
+    return limits
+
+
 REF = "ref "
 """What a reference curve's label starts with ("ref ARM")."""
 
@@ -350,6 +411,23 @@ CHARTS: dict[str, ChartSpec] = {
         session_line("free_gb", "#87afff"),
         data=latest("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
+    ),
+    "memory": ChartSpec(
+        process_title("app memory GB", "mem_gb"),
+        process_lines("mem_gb", bought),
+        from_zero("mem_gb"),
+        legend=True,
+        data=lambda s: (process_data("mem_gb")(s), trials(s)),
+        value=lambda v: f"{v:.2f} GB",
+        empty=NO_PROCESS,
+    ),
+    "gpu": ChartSpec(
+        process_title("GPU %", "gpu_pct"),
+        process_lines("gpu_pct"),
+        lambda s: (0, 100),
+        data=process_data("gpu_pct"),
+        value=lambda v: f"{v:.0f} %",
+        empty=NO_PROCESS,
     ),
     **{f"arm-{letter}": nth_arm_chart(index) for index, letter in enumerate(PAIR)},
 }
