@@ -1,7 +1,7 @@
 """What the pymobiledevice3 backend sees of the app over the run's DVT connection, against the
 virtual iPhone: process telemetry (sysmontap, graphics), sysmontap going silent (a gap, not a
-crash), absurd samples dropped and counted, and a condition held for the run and cleared when
-SIGTERM stops it. The fixtures are test_dvt_run's, parameterised by route."""
+crash), absurd samples dropped and counted, and a condition held for the run (a forced serious
+state holds the cooldown gate to its cap) and cleared when SIGTERM stops it. The fixtures are test_dvt_run's, parameterised by route."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from anemon.clock import RealClock
 from anemon.control.plan import parse_plan
 from anemon.devices.virtual.dvt import Instruments
-from anemon.events import GapEvent, TelemetryEvent
+from anemon.events import CooldownEvent, GapEvent, TelemetryEvent
 from anemon.feeds.lifecycle import run_feeds
 from anemon.feeds.plan import PlanRun
 from anemon.feeds.runs import Runs
@@ -126,3 +126,15 @@ async def test_a_condition_is_forced_for_the_run_and_cleared_on_sigterm(
     notes = [e.note for e in run.session.markers if e.source == "controller"]  # type: ignore[attr-defined]
     assert "condition ThermalSerious forced (DVT ConditionInducer), held for the run" in notes
     assert notes[-1] == "condition ThermalSerious cleared"
+
+
+async def test_a_forced_serious_state_makes_the_cooldown_gate_wait_to_its_cap(
+    dvt_phone: DvtPhone,
+) -> None:
+    forced = await run_plan(
+        dvt_phone, parse_plan(plan_text(device='condition = "ThermalSerious"'), "c.toml")
+    )
+    assert [status for _, status, _ in outcomes(forced)] == ["done", "done"]
+    (gate,) = [e for e in forced.of(CooldownEvent) if e.done]  # type: ignore[attr-defined]
+    assert (gate.reason, gate.thermal) == ("cap", 2) and gate.elapsed_s >= 60.0  # serious
+    assert instruments(dvt_phone).conditions.profile == ""  # cleared at the run's end
