@@ -1,7 +1,8 @@
 """What the pymobiledevice3 backend sees of the app over the run's DVT connection, against the
 virtual iPhone: process telemetry (sysmontap, graphics), sysmontap going silent (a gap, not a
 crash), absurd samples dropped and counted, and a condition held for the run (a forced serious
-state holds the cooldown gate to its cap) and cleared when SIGTERM stops it. The fixtures are test_dvt_run's, parameterised by route."""
+state holds the cooldown gate to its cap) and cleared when SIGTERM stops it. The fixtures are
+test_dvt_run's, parameterised by route."""
 
 from __future__ import annotations
 
