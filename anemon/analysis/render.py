@@ -570,14 +570,15 @@ def to_json(summaries: Sequence[ArmSummary]) -> str:
     return strict_json([s.to_json() for s in summaries])
 
 
-def json_of_sources(sources: Sequence[SourceSummaries]) -> Iterator[str]:
-    """ONE list of per-arm objects, each with its `source` first, however many SOURCEs, in
-    parts (`json_list`): what `anemon summary --format json` writes."""
-    return json_list({"source": s.source, **arm.to_json()} for s in sources for arm in s.summaries)
+def with_source(source: str, summaries: Iterable[ArmSummary]) -> Iterator[dict[str, object]]:
+    """Each arm's JSON object with its SOURCE first: `anemon summary --format json` writes one
+    list of them (`json_list`) however many SOURCEs."""
+    return ({"source": source, **arm.to_json()} for arm in summaries)
 
 
 def to_json_of_sources(sources: Sequence[SourceSummaries]) -> str:
-    return "".join(json_of_sources(sources))
+    """ONE list of per-arm objects, each with its `source` first, however many SOURCEs."""
+    return "".join(json_list(o for s in sources for o in with_source(s.source, s.summaries)))
 
 
 def _csv_row(s: ArmSummary) -> dict[str, object]:

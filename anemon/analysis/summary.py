@@ -7,7 +7,7 @@ import dataclasses
 import math
 import re
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal, SupportsFloat
 
@@ -123,8 +123,13 @@ _SUSTAINED_FIELDS = tuple(f.name for f in dataclasses.fields(Sustained))
 
 def summarize(session: Session) -> list[ArmSummary]:
     """Every arm seen, in order of first appearance."""
+    return list(each_summary(session))
+
+
+def each_summary(session: Session) -> Iterator[ArmSummary]:
+    """`summarize` an arm at a time (JSON of 100,000 arms need not hold them all)."""
     readings = EnergyReadings.of(session)
-    return [summarize_arm(arm, readings) for arm in session.arms.values()]
+    return (summarize_arm(arm, readings) for arm in session.arms.values())
 
 
 def summarize_arm(

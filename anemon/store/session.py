@@ -57,7 +57,7 @@ def _num(value: float | int | bool | None) -> float:
     return NAN if value is None else float(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class Series:
     """A time series over session time (NaN-free: only present values are appended)."""
 
@@ -89,7 +89,7 @@ TRIAL_COLUMNS = (
 """Numeric columns of an arm's trials (warm-ups included, flagged by `warmup`)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ArmSeries:
     """Every TRIAL of one arm, column by column, plus what its launches said."""
 
