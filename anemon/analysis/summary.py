@@ -255,9 +255,11 @@ class ReadingArrays:
     """What the energy figures read, as arrays over session time, each in time order."""
 
     t: np.ndarray
-    """Every host reading (telemetry), NaN (no time) last."""
+    """Every host reading (telemetry)."""
     plugged: np.ndarray
     """Where a host reading said charging or plugged."""
+    plugged_t: np.ndarray
+    """The times of those that did (an arm's spans bisect them, never pass over them all)."""
     power_t: np.ndarray
     power_w: np.ndarray
     """The host's device-power readings that have a power (devicectl's have none)."""
@@ -317,18 +319,19 @@ class EnergyReadings:
         return self._arrays
 
     def _copy(self) -> ReadingArrays:
-        by_time = np.argsort(np.array(self._t, dtype=float), kind="stable")
-        t = np.array(self._t, dtype=float)[by_time]
-        power_w = np.array(self._power_w, dtype=float)[by_time]
-        plugged = np.array(self._plugged, dtype=bool)[by_time]
+        t = np.array(self._t, dtype=float)
+        power_w = np.array(self._power_w, dtype=float)
+        plugged = np.array(self._plugged, dtype=bool)
         # a reading while charging is the charger's current, not the load: never a power
         present = ~np.isnan(power_w) & ~np.isnan(t) & ~plugged
-        power_t, power = t[present], power_w[present]
+        order = np.argsort(t[present], kind="stable")
+        power_t, power = t[present][order], power_w[present][order]
         gaps = np.diff(power_t)
         battery_t = np.array(self._battery_t, dtype=float)
         by_time = np.argsort(battery_t, kind="stable")
         return ReadingArrays(
-            t=t, plugged=plugged, power_t=power_t, power_w=power,
+            t=t, plugged=plugged, plugged_t=np.sort(t[plugged & ~np.isnan(t)]),
+            power_t=power_t, power_w=power,
             hold_s=2 * median(gaps) if len(gaps) else 0.0, battery_t=battery_t[by_time],
             battery=np.array(self._battery, dtype=float)[by_time],
         )  # fmt: skip
@@ -445,12 +448,9 @@ def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energ
 
 
 def _plugged_within(a: ReadingArrays, lo: float, hi: float) -> bool:
-    """A host reading from `lo` to `hi` said charging or plugged (by bisection: an arm's
-    figures never pass over the session's every reading)."""
-    if not len(a.t):
-        return False
-    first, stop = np.searchsorted(a.t, lo, side="left"), np.searchsorted(a.t, hi, side="right")
-    return bool(a.plugged[first:stop].any())
+    """A host reading from `lo` to `hi` said charging or plugged."""
+    first = int(np.searchsorted(a.plugged_t, lo, side="left"))
+    return first < len(a.plugged_t) and bool(a.plugged_t[first] <= hi)
 
 
 def _power_near(a: ReadingArrays, lo: float, hi: float) -> bool:
