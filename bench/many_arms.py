@@ -1,7 +1,8 @@
 """Thousands of one-trial arms (issue 21, not a timed test): prints what the fix is measured by.
 
 1. `anemon summary LOG` (the table, 200 columns) and `--format json` of 5,000, 20,000 and
-   100,000 arms: wall time and peak RSS of the process (its own rusage, from wait4).
+   100,000 arms: wall time, CPU time (user + system: what a busy machine's wall time hides)
+   and peak RSS of the process (its own rusage, from wait4).
 2. The dashboard on a replay of 5,000 arms at `max` (Textual's pilot, headless): the longest
    hold of the event loop (a 5 ms sleep that wakes late by whatever held it), and from a `q`
    press to the app's end.
@@ -33,8 +34,8 @@ from anemon.ui.layouts import resolve
 from tests.many_arms import write_many_arms
 
 
-def summary(log: Path, form: str) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of `anemon summary LOG --format FORM`."""
+def summary(log: Path, form: str) -> tuple[float, float, float]:
+    """Seconds, CPU seconds and peak RSS (MiB) of `anemon summary LOG --format FORM`."""
     env = {**os.environ, "COLUMNS": "200"}
     began = time.perf_counter()
     child = subprocess.Popen(
@@ -45,7 +46,8 @@ def summary(log: Path, form: str) -> tuple[float, float]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise SystemExit(f"summary {form} of {log} failed: {child.returncode}")
-    return time.perf_counter() - began, usage.ru_maxrss / 1024
+    cpu = usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - began, cpu, usage.ru_maxrss / 1024
 
 
 async def dashboard(log: Path, work: Path) -> tuple[float, float]:
@@ -74,10 +76,10 @@ def main() -> None:
         print("anemon summary LOG (COLUMNS=200):")
         for n, log in logs.items():
             for form in ("table", "json"):
-                seconds, rss = summary(log, form)
+                seconds, cpu, rss = summary(log, form)
                 size = log.stat().st_size / 1e6
-                print(f"  {n:>7,} arms ({size:.1f} MB), {form:>5}: {seconds:6.1f} s, "
-                      f"peak RSS {rss:6.0f} MiB")  # fmt: skip
+                print(f"  {n:>7,} arms ({size:.1f} MB), {form:>5}: {seconds:6.1f} s "
+                      f"({cpu:5.1f} s CPU), peak RSS {rss:6.0f} MiB", flush=True)  # fmt: skip
         worst, quit_s = asyncio.run(dashboard(logs[5_000], work))
         print("dashboard, replay of 5,000 arms at max (headless pilot, 120x40):")
         print(f"  longest hold of the event loop: {worst * 1000:.0f} ms")

@@ -9,7 +9,13 @@ from pathlib import Path
 import numpy as np
 
 from anemon.parsing.columnar import TrialRun
-from anemon.recording.reader import LineWarning, SourceReader, no_records, open_source
+from anemon.recording.reader import (
+    LineWarning,
+    SourceReader,
+    no_records,
+    open_source,
+    paused_gc,
+)
 from anemon.store import Series, Session
 from anemon.store.session import battery_codes
 
@@ -54,11 +60,12 @@ def read_session(reader: SourceReader) -> Session:
     One difference, on purpose: those lines are not events, so the session's `log` (the
     log panel's latest lines) holds only the lines read one by one; `log_total` counts all."""
     session = Session()
-    for item in reader.runs():
-        if isinstance(item, TrialRun):
-            add_trials(session, item)
-        else:
-            session.add(item)
+    with paused_gc():  # a session of 100,000 arms: a fifth of its reading was collections
+        for item in reader.runs():
+            if isinstance(item, TrialRun):
+                add_trials(session, item)
+            else:
+                session.add(item)
     return session
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import orjson
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
@@ -588,25 +591,67 @@ def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
     )
 
 
+_JSON_OPTIONS = (
+    orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+"""orjson's form of `json.dumps(indent=2)`; what json cannot encode, orjson refuses too."""
+_NOT_AS_JSON = re.compile(rb"e-|0\.0000|\x7f")
+"""Where orjson's bytes may not be json's: a float under 1e-4 (json writes `1e-05`, orjson
+`0.00001` or `1e-9`) and DEL (json escapes it); non-ASCII is checked apart (json escapes it)."""
+_JSON_BATCH = 1000
+"""List items encoded at a time (`json_list`)."""
+
+
 def strict_json(value: object) -> str:
-    """Strict JSON (no NaN, no Infinity: they become null), indented, one document."""
+    """Strict JSON (no NaN, no Infinity: they become null), indented, one document: the bytes
+    of `json.dumps(value, indent=2)`, made by orjson (its encoder in C: json's own is Python
+    once it indents) wherever orjson writes those very bytes, else by json."""
+    return _encoded(value).decode() + "\n"
+
+
+def _encoded(value: object) -> bytes:
+    try:
+        out = orjson.dumps(value, option=_JSON_OPTIONS)  # NaN and infinities: null
+    except TypeError:  # an int past 64 bits, a key that is not a str, a lone surrogate, ...
+        return _json_encoded(value)
+    if not out.isascii() or _NOT_AS_JSON.search(out):
+        return _json_encoded(value)
+    return out
+
+
+def _json_encoded(value: object) -> bytes:
     try:  # the common case, all finite: no copy of the whole document first
-        return json.dumps(value, indent=2, allow_nan=False) + "\n"
+        return json.dumps(value, indent=2, allow_nan=False).encode()
     except (ValueError, TypeError):  # a NaN or an infinity; a Mapping that is not a dict
         from anemon.recording.codec import finite  # the recordings' codec: not for a table
 
-        return json.dumps(finite(value), indent=2, allow_nan=False) + "\n"
+        return json.dumps(finite(value), indent=2, allow_nan=False).encode()
+
+
+def json_list(items: Iterable[object]) -> Iterator[str]:
+    """`strict_json(list(items))` in parts, a batch of items encoded at a time: a list of
+    100,000 arms is never one document in memory (nor its items all made at once)."""
+    iterator = iter(items)
+    opening = "["
+    while batch := list(itertools.islice(iterator, _JSON_BATCH)):
+        yield opening + _encoded(batch)[1:-2].decode()  # without its "[" and "\n]"
+        opening = ","
+    yield "[]\n" if opening == "[" else "\n]\n"
 
 
 def to_json(summaries: Sequence[ArmSummary]) -> str:
     return strict_json([s.to_json() for s in summaries])
 
 
+def with_source(source: str, summaries: Iterable[ArmSummary]) -> Iterator[dict[str, object]]:
+    """Each arm's JSON object with its SOURCE first: `anemon summary --format json` writes one
+    list of them (`json_list`) however many SOURCEs."""
+    return ({"source": source, **arm.to_json()} for arm in summaries)
+
+
 def to_json_of_sources(sources: Sequence[SourceSummaries]) -> str:
     """ONE list of per-arm objects, each with its `source` first, however many SOURCEs."""
-    return strict_json(
-        [{"source": s.source, **arm.to_json()} for s in sources for arm in s.summaries]
-    )
+    return "".join(json_list(o for s in sources for o in with_source(s.source, s.summaries)))
 
 
 def _csv_row(s: ArmSummary) -> dict[str, object]:

@@ -7,13 +7,25 @@ import dataclasses
 import math
 import re
 from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal, SupportsFloat
 
 import numpy as np
 
 from anemon.analysis.reported import Reported
-from anemon.analysis.sustained import elapsed, median, sustained_figures
+from anemon.analysis.sustained import (
+    SMALL,
+    Sustained,
+    Values,
+    at_least,
+    elapsed,
+    median,
+    present,
+    sustained_figures,
+    total,
+    where,
+)
 from anemon.analysis.system_load import STALE_NOTE, LoadSteps
 from anemon.events import SUMMARY_VERSION, CrashEvent, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
@@ -123,12 +135,19 @@ class ArmSummary:
 
 _ARM_FIELDS = tuple(f.name for f in dataclasses.fields(ArmSummary))
 _ROUND_FIELDS = tuple(f.name for f in dataclasses.fields(RoundSummary))
+_SUSTAINED_FIELDS = tuple(f.name for f in dataclasses.fields(Sustained))
+"""A round's last fields, in their order (`_round`)."""
 
 
 def summarize(session: Session) -> list[ArmSummary]:
     """Every arm seen, in order of first appearance."""
+    return list(each_summary(session))
+
+
+def each_summary(session: Session) -> Iterator[ArmSummary]:
+    """`summarize` an arm at a time (JSON of 100,000 arms need not hold them all)."""
     readings = EnergyReadings.of(session)
-    return [summarize_arm(arm, readings) for arm in session.arms.values()]
+    return (summarize_arm(arm, readings) for arm in session.arms.values())
 
 
 def summarize_arm(
@@ -136,18 +155,14 @@ def summarize_arm(
 ) -> ArmSummary:
     """Over the non-warm-up trials; numpy on the Session's columns, without copying them into
     a DataFrame first: the live arms table recomputes this for arms of 100k trials and more
-    (and passes the arm's `Spans`, which it keeps for its energy figures)."""
-    warmup = np.frombuffer(arm.columns["warmup"])
-    timed = warmup == 0
-    everyone = bool(timed.all())  # the common case: no copies
-    column = {
-        name: values if everyone else values[timed]
-        for name, values in ((n, np.frombuffer(arm.columns[n])) for n in _SUMMARY_COLUMNS)
-    }
-    decode = _present(column["decode_tps"])
-    battery = _present(column["battery"])
+    (and passes the arm's `Spans`, which it keeps for its energy figures). An arm of fewer
+    than `SMALL` trials is figured on Python lists, to the same bytes (a log of thousands of
+    one-trial arms spent most of its summary in numpy's cost per call)."""
+    column = _timed_columns(arm)
+    decode = present(column["decode_tps"])
+    battery = present(column["battery"])
     reported = Reported.of(arm.reports)  # a foreign tool's given figures, over computed ones
-    tokens = int(np.nansum(column["gen"]))
+    tokens = int(total(present(column["gen"])))
     if reported is not None and reported.tokens is not None:
         tokens = reported.tokens
     battery_start = _value(battery[0]) if len(battery) else None
@@ -174,9 +189,9 @@ def summarize_arm(
         decode_mean=_mean(decode),
         decode_first3=_mean(decode[:3]),
         decode_last3=_mean(decode[-3:]),
-        decode_min=_value(decode.min()) if len(decode) else None,
-        decode_max=_value(decode.max()) if len(decode) else None,
-        prefill_mean=_mean(_present(column["prompt_tps"])),
+        decode_min=_extreme(decode, min),
+        decode_max=_extreme(decode, max),
+        prefill_mean=_mean(present(column["prompt_tps"])),
         thermal_start=thermal_start,
         thermal_end=thermal_end,
         thermal_peak=thermal_peak,
@@ -205,12 +220,32 @@ def summarize_arm(
     )
 
 
-def _peak(thermal: np.ndarray) -> int | None:
-    present = _present(thermal)
-    return int(present.max()) if len(present) else None
+def _peak(thermal: Values) -> int | None:
+    peak = _extreme(present(thermal), max)
+    return None if peak is None else int(peak)
 
 
-def _first_round(column: dict[str, np.ndarray], rounds: tuple[RoundSummary, ...]) -> RoundSummary:
+Trials = np.ndarray | Sequence[float]
+"""An arm's column as numpy reads it, or as the Session holds it (an `array`)."""
+
+
+def _timed_columns(arm: ArmSeries) -> dict[str, Values]:
+    """The arm's timed trials (warm-ups left out), a column each: numpy views, or lists for
+    an arm of fewer than `SMALL` trials (`sustained.SMALL`)."""
+    if len(arm) < SMALL:
+        timed = [w == 0 for w in arm.columns["warmup"]]
+        if all(timed):  # the common case: no filtering
+            return {name: arm.columns[name].tolist() for name in _SUMMARY_COLUMNS}
+        return {name: where(arm.columns[name].tolist(), timed) for name in _SUMMARY_COLUMNS}
+    timed = np.frombuffer(arm.columns["warmup"]) == 0
+    everyone = bool(timed.all())  # the common case: no copies
+    return {
+        name: values if everyone else values[timed]
+        for name, values in ((n, np.frombuffer(arm.columns[n])) for n in _SUMMARY_COLUMNS)
+    }
+
+
+def _first_round(column: dict[str, Values], rounds: tuple[RoundSummary, ...]) -> RoundSummary:
     """The arm's first round that has timed trials (the top-level sustained keys' round)."""
     number = column["round"]  # 1 and up: a trial before any START is counted in round 1
     if len(number) and len(rounds) > 1:
@@ -280,6 +315,8 @@ class ReadingArrays:
     """Every host reading (telemetry)."""
     plugged: np.ndarray
     """Where a host reading said charging or plugged."""
+    plugged_t: np.ndarray
+    """The times of those that did (an arm's spans bisect them, never pass over them all)."""
     power_t: np.ndarray
     power_w: np.ndarray
     """The host's device-power readings that have a power (devicectl's have none)."""
@@ -379,7 +416,8 @@ class EnergyReadings:
         battery_t = np.array(self._battery_t, dtype=float)
         by_time = np.argsort(battery_t, kind="stable")
         return ReadingArrays(
-            t=t, plugged=plugged, power_t=power_t, power_w=power,
+            t=t, plugged=plugged, plugged_t=np.sort(t[plugged & ~np.isnan(t)]),
+            power_t=power_t, power_w=power,
             hold_s=2 * median(gaps) if len(gaps) else 0.0, battery_t=battery_t[by_time],
             battery=np.array(self._battery, dtype=float)[by_time],
             load=LoadSteps.of(t, np.array(self._load_w), np.array(self._load_changed)),
@@ -405,6 +443,8 @@ class Spans:
 
     @classmethod
     def of(cls, arm: ArmSeries) -> Spans:
+        if len(arm) < SMALL:
+            return cls._of_small(arm)
         warmup = np.frombuffer(arm.columns["warmup"])
         t_all = np.frombuffer(arm.columns["t"])
         number_all = np.frombuffer(arm.columns["round"])
@@ -427,8 +467,23 @@ class Spans:
         )
         return cls(bounds, plugged)
 
+    @classmethod
+    def _of_small(cls, arm: ArmSeries) -> Spans:
+        """`of` for an arm of fewer than `SMALL` trials, on its columns as they are."""
+        t, number = arm.columns["t"], arm.columns["round"]
+        timed = [i for i, warmup in enumerate(arm.columns["warmup"]) if warmup == 0]
+        plugged = any(arm.battery_state[i] in _PLUGGED_CODES for i in timed)
+        runs: list[list[int]] = []  # the timed trials of each round, in order
+        for i in timed:
+            if runs and number[runs[-1][-1]] == number[i]:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        bounds = tuple((_began(arm, run[0], t, number), max(t[i] for i in run)) for run in runs)
+        return cls(bounds, plugged)
 
-def _began(arm: ArmSeries, first: int, t: np.ndarray, number: np.ndarray) -> float:
+
+def _began(arm: ArmSeries, first: int, t: Trials, number: Trials) -> float:
     """Where the round of timed trial `first` (an index into the arm's columns) began: the
     line before that trial in its round (a warm-up, else the launch's LOAD or START), never
     after the trial itself."""
@@ -469,10 +524,7 @@ def energy_figures(spans: Spans, readings: EnergyReadings, tokens: int) -> Energ
     `span too short`. The mean is time-weighted: the joules over the spans' seconds.
     `tokens_per_battery_pct` adds up each span's own battery drop."""
     a = readings.arrays
-    inside = np.zeros(len(a.t), dtype=bool)
-    for lo, hi in spans.bounds:
-        inside |= (a.t >= lo) & (a.t <= hi)
-    if spans.plugged or bool(a.plugged[inside].any()):
+    if spans.plugged or any(_plugged_within(a, lo, hi) for lo, hi in spans.bounds):
         return _from_load(spans, a.load, tokens) or Energy(energy_note="charging")
     per_pct = _tokens_per_battery_pct(spans, a, tokens)
     if not any(_power_near(a, lo, hi) for lo, hi in spans.bounds):
@@ -510,9 +562,16 @@ def _from_load(spans: Spans, load: LoadSteps, tokens: int) -> Energy | None:
                                                  energy_source="system load"))  # fmt: skip
 
 
+def _plugged_within(a: ReadingArrays, lo: float, hi: float) -> bool:
+    """A host reading from `lo` to `hi` said charging or plugged."""
+    first = int(np.searchsorted(a.plugged_t, lo, side="left"))
+    return first < len(a.plugged_t) and bool(a.plugged_t[first] <= hi)
+
+
 def _power_near(a: ReadingArrays, lo: float, hi: float) -> bool:
     """A power reading inside the span, or within `hold_s` of it."""
-    return bool(((a.power_t >= lo - a.hold_s) & (a.power_t <= hi + a.hold_s)).any())
+    first = int(np.searchsorted(a.power_t, lo - a.hold_s, side="left"))
+    return first < len(a.power_t) and bool(a.power_t[first] <= hi + a.hold_s)
 
 
 def _span_joules(a: ReadingArrays, lo: float, hi: float) -> float | None:
@@ -526,7 +585,7 @@ def _integral(s: Samples, lo: float, hi: float) -> float | None:
     start, end = _value_at(s, lo), _value_at(s, hi)
     if start is None or end is None or hi <= lo:
         return None
-    between = (s.t > lo) & (s.t < hi)
+    between = slice(np.searchsorted(s.t, lo, "right"), np.searchsorted(s.t, hi, "left"))
     t = np.concatenate(([lo], s.t[between], [hi]))
     value = np.concatenate(([start], s.value[between], [end]))
     return float(((value[1:] + value[:-1]) / 2 * np.diff(t)).sum())
@@ -626,48 +685,60 @@ def _finite(value: object) -> float:
     return number if math.isfinite(number) else math.nan
 
 
-def _rounds(column: dict[str, np.ndarray], launches: int) -> tuple[RoundSummary, ...]:
+def _rounds(column: dict[str, Values], launches: int) -> tuple[RoundSummary, ...]:
     """One entry per launch (START), in order: its trials, means and figures."""
     number = column["round"]
-    count = max(launches, int(number.max()) if len(number) else 0)
+    highest = _extreme(number, max)
+    count = max(launches, 0 if highest is None else int(highest))
     if count <= 1:  # one launch: its figures are the arm's (no copies)
         return (_round(column),) if count else ()
-    return tuple(_round(_where(column, number == n)) for n in range(1, count + 1))
+    return tuple(_round(_where(column, _equal(number, n))) for n in range(1, count + 1))
 
 
-def _round(one: dict[str, np.ndarray]) -> RoundSummary:
+def _round(one: dict[str, Values]) -> RoundSummary:
     """The figures of one round's timed trials, in order."""
     thermal_start, thermal_end, serious_at_s = _thermal(one)
     el = elapsed(one["app_t"], one["t"])
+    course = sustained_figures(el, one["decode_tps"], one["thermal"])
     return RoundSummary(
-        len(one["gen"]), _mean(_present(one["decode_tps"])),
-        _mean(_present(one["prompt_tps"])), thermal_start, thermal_end, serious_at_s,
-        **asdict(sustained_figures(el, one["decode_tps"], one["thermal"])),
+        len(one["gen"]), _mean(present(one["decode_tps"])),
+        _mean(present(one["prompt_tps"])), thermal_start, thermal_end, serious_at_s,
+        *(getattr(course, name) for name in _SUSTAINED_FIELDS),  # not asdict: no deep copies
     )  # fmt: skip
 
 
-def _thermal(trials: dict[str, np.ndarray]) -> tuple[int | None, int | None, float | None]:
+def _thermal(trials: dict[str, Values]) -> tuple[int | None, int | None, float | None]:
     """Thermal start and end (the first and last trial's that has one) and "serious at" (the
     own `t=` of the first at serious or above) of these trials, in order."""
-    thermal = _present(trials["thermal"])
-    serious = trials["app_t"][trials["thermal"] >= SERIOUS]
+    thermal = present(trials["thermal"])
+    serious = where(trials["app_t"], at_least(trials["thermal"], SERIOUS))
     if not len(thermal):
         return None, None, None
     return int(thermal[0]), int(thermal[-1]), _value(serious[0]) if len(serious) else None
 
 
-def _where(column: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, np.ndarray]:
-    return {name: values[mask] for name, values in column.items()}
+def _where(column: dict[str, Values], mask: Values) -> dict[str, Values]:
+    return {name: where(values, mask) for name, values in column.items()}
 
 
-def _present(values: np.ndarray) -> np.ndarray:
-    return values[~np.isnan(values)]
+def _equal(values: Values, number: float) -> Values:
+    return [x == number for x in values] if isinstance(values, list) else values == number
 
 
-def _mean(values: np.ndarray) -> float | None:
+def _mean(values: Values) -> float | None:
     """values.mean(), as it computes it (the sum over the count) without its per-call setup:
     an arm asks for several, and a log may have thousands of arms."""
-    return float(values.sum() / len(values)) if len(values) else None
+    return float(total(values) / len(values)) if len(values) else None
+
+
+def _extreme(values: Values, which: Callable[..., float]) -> float | None:
+    """The `min` or `max` of values without NaN (numpy's own for an array); None for none."""
+    if not len(values):
+        return None
+    if isinstance(values, list) and which(values) != 0:  # a zero: numpy picks its sign
+        return _value(which(values))
+    array = np.asarray(values)
+    return _value(array.min() if which is min else array.max())
 
 
 def _value(x: SupportsFloat | None) -> float | None:

@@ -216,7 +216,7 @@ class SourceReader:
         read so far again and again (a fifth of a 1M-event load)."""
         events = self._recorded_lines(numbered)
         while True:
-            with _paused_gc():
+            with paused_gc():
                 batch = list(itertools.islice(events, _BATCH_EVENTS))
             if not batch:
                 return
@@ -340,8 +340,9 @@ class SourceReader:
 
 
 @contextmanager
-def _paused_gc() -> Iterator[None]:
-    """No garbage collection within (many new objects, no cycles among them)."""
+def paused_gc() -> Iterator[None]:
+    """No garbage collection within (many new objects, no cycles among them): the whole-file
+    commands read a SOURCE so (each collection would scan every object read so far)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -60,7 +60,7 @@ def _num(value: float | int | bool | None) -> float:
     return NAN if value is None else float(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class Series:
     """A time series over session time (NaN-free: only present values are appended)."""
 
@@ -99,7 +99,7 @@ def has_process(event: TelemetryEvent) -> bool:
     return event.pid is not None or any(getattr(event, f) is not None for f in PROCESS_FIELDS)
 
 
-@dataclass
+@dataclass(slots=True)
 class ArmSeries:
     """Every TRIAL of one arm, column by column, plus what its launches said."""
 

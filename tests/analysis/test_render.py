@@ -146,3 +146,30 @@ def test_strict_json_makes_every_non_finite_number_null_wherever_it_is() -> None
     assert json.loads(strict_json(hostile)) == {"a": None, "b": [1.0, None], "c": [None],
                                                 "d": {"e": 2.5}}  # fmt: skip
     assert strict_json({"x": [1.5, 2]}) == '{\n  "x": [\n    1.5,\n    2\n  ]\n}\n'
+
+
+ODD_JSON = (
+    1e-05, -7.4e-09, 9.9e-5, 0.0001, 1e16, 1.5e300, 5e-324, -0.0, 10.00001, 2**63, 2**70,
+    "é", "\x7f", "\u2028", "\x01\x1f\b\f\n\r\t\"\\/", "\ud800", [], {}, (1, 2), True, None,
+    {"k": {1: "a key that is not a str"}},
+)  # fmt: skip
+"""Where orjson's bytes and json's may differ: the fast encoder must give json's."""
+
+
+@pytest.mark.parametrize("value", ODD_JSON, ids=repr)
+def test_strict_json_writes_the_bytes_json_writes(value: object) -> None:
+    from anemon.analysis.render import strict_json
+
+    for document in (value, [value, {"x": value}]):
+        assert strict_json(document) == json.dumps(document, indent=2) + "\n"
+
+
+def test_json_list_in_parts_is_the_document_whole() -> None:
+    """Batches of items, whatever their count, make the bytes of the list encoded whole."""
+    from anemon.analysis.render import _JSON_BATCH, json_list, strict_json
+
+    for count in (0, 1, _JSON_BATCH, 2 * _JSON_BATCH + 1):
+        items = [{"i": i, "f": i / 7, "s": "é" if i == _JSON_BATCH else "a"} for i in range(count)]
+        parts = list(json_list(iter(items)))
+        assert "".join(parts) == strict_json(items), count
+        assert len(parts) == -(-count // _JSON_BATCH) + 1  # no part holds more than a batch
