@@ -197,8 +197,8 @@ async def watch_until_exit(
 
 def test_the_watch_samples_the_app_then_sees_its_jetsam_report_and_its_exit():
     dev, clock = jetsammed()
-    assert isinstance(dev, AppWatcher)
     pid, seen = clock.run(watch_until_exit(dev, clock))
+    assert isinstance(dev, AppWatcher)
     samples = [(t, s) for t, s in seen if isinstance(s, AppSample)]
     assert len(samples) > 20 and all(s.pid == pid for _, s in samples)
     assert all(t2 - t1 == pytest.approx(1.0) for (t1, _), (t2, _) in itertools.pairwise(samples))
