@@ -267,3 +267,25 @@ def test_unplugged_the_watch_is_a_gap_and_the_exit_comes_once_the_phone_is_back(
     assert {s for s, state in gaps if state == "begin"} == set(STREAMS)
     assert not any(isinstance(s, AppSample) for s in seen)
     assert isinstance(seen[-1], AppExit) and seen[-1].reason == "exited on signal 9"
+
+
+def test_a_plans_process_s_paces_the_watch_in_session_time():
+    from tests.control.helpers import TWO_ARMS, plan
+
+    clock = VirtualClock(limit_s=3600)
+    dev = make_device(device_spec(plan(TWO_ARMS, device="[device]\nprocess_s = 2.5")), clock)
+
+    async def main() -> list[float]:
+        news = dev.watch(dev.bundle)
+        await dev.launch(dev.bundle, ENV)
+        times = []
+        async with asyncio.timeout(60):
+            async for item in news:
+                if isinstance(item, AppSample):
+                    times.append(clock.now())
+                if len(times) == 4:
+                    break
+        await news.aclose()
+        return times
+
+    assert clock.run(main()) == [2.5, 5.0, 7.5, 10.0]
