@@ -16,14 +16,13 @@ is a gap until it is back, and what happened meanwhile (an exit, a report) is ne
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from anemon.clock import Clock
 from anemon.devices import reports
 from anemon.devices.base import AppExit, AppGap, AppNews, AppSample, exit_reason
+from anemon.simulator import SimulatedIPhone
 from anemon.simulator.phone import CRASH_REPORTER
-
-if TYPE_CHECKING:
-    from anemon.devices.sim.device import SimDevice
 
 GB = 1_000_000_000
 STREAMS = ("exits", "sysmontap", "graphics", "reports")
@@ -31,10 +30,27 @@ STREAMS = ("exits", "sysmontap", "graphics", "reports")
 AWAY = "unplugged: the phone cannot be read until it is back on USB"
 
 
+class Watched(Protocol):
+    """What the watch reads of the backend (sim/device.py's SimDevice)."""
+
+    phone: SimulatedIPhone
+    clock: Clock
+    process_s: float
+    launched: list[int]
+    """The pids of the backend's launches."""
+    dropped: int
+    """Reports that could not be read, counted here."""
+
+    @property
+    def reachable(self) -> bool: ...
+
+    def sync(self) -> None: ...
+
+
 class SimWatch:
     """The news of one bundle from the backend's launches, until closed."""
 
-    def __init__(self, device: SimDevice, bundle: str) -> None:
+    def __init__(self, device: Watched, bundle: str) -> None:
         self.device = device
         self.phone = device.phone
         self.bundle = bundle
