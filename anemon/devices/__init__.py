@@ -1,6 +1,7 @@
 """Devices: one interface (base.py), one subpackage per backend, each holding its connection
 in one object: sim/ (the simulated phone), devicectl/ (`Devicectl`), pmd3/ (`Pmd3Connection`);
-pulled.py is the follow sim and devicectl share; virtual/ is the virtual iPhone for pmd3.
+pulled.py is the follow sim and devicectl share, reports.py the crash reports pmd3 and sim
+read; virtual/ is the virtual iPhone for pmd3.
 
 This module is the registry of backends: `BACKENDS`, kind → `Backend` (its factory, its
 lister, what it reads, which connections it takes). Every command and the plan reader ask it;

@@ -266,6 +266,16 @@ class AppExit:
     """In words, as a round's failure reason: "exited on signal 9", "exited with code 1"."""
 
 
+def exit_reason(code: object, signal: object) -> str:
+    """ "exited on signal 9" (a kill, jetsam), "exited with code 1": an
+    AppExit's reason from the exit status and signal the phone tells (either may be absent)."""
+    if isinstance(signal, int) and not isinstance(signal, bool) and signal > 0:
+        return f"exited on signal {signal}"
+    if isinstance(code, int) and not isinstance(code, bool):
+        return f"exited with code {code}"
+    return "exited"
+
+
 @dataclass(frozen=True, slots=True)
 class AppSample:
     """One reading of the app's process (sysmontap) or of the GPU (graphics); None: not in it."""

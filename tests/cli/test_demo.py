@@ -42,6 +42,17 @@ def test_the_demo_ends_with_j_per_token_for_both_arms_none_charging(demo):
         assert f"{figures[name]['j_per_token']:.4f}" in row
 
 
+def test_the_demo_records_each_arms_process_the_gpu_arm_busier_on_the_gpu(demo):
+    path, _ = demo
+    gpu: dict[str, list[float]] = {name: [] for name in ARMS}
+    for r in lines(path):
+        if r.get("kind") == "telemetry" and r.get("arm") in gpu and r.get("pid") is not None:
+            assert r["cpu_pct"] is not None and r["mem_gb"] > 0
+            gpu[r["arm"]].append(r["gpu_pct"])
+    assert all(len(pcts) > 100 for pcts in gpu.values())  # one a second, for minutes
+    assert min(gpu["minicpm5_1b_gpu_int8"]) > max(gpu["minicpm5_1b_ane_pal8"])
+
+
 def test_the_simulated_operator_unplugs_before_the_first_arm_and_replugs_after_the_last(demo):
     _, out = demo
     said = [line.split("s ", 1)[1].strip() for line in out.splitlines() if "marker: " in line]

@@ -16,7 +16,7 @@ from pathlib import Path
 from anemon.analysis.summary import summarize
 from anemon.clock import Clock
 from anemon.control.plan import Plan, device_spec
-from anemon.devices.base import AppCrash, AppExit, AppGap, AppNews, AppSample, AppWatcher
+from anemon.devices.base import AppCrash, AppExit, AppGap, AppNews, AppSample
 from anemon.devices.sim import SimDevice, SimDeviceSpec
 from anemon.devices.sim.device import make_device
 from anemon.events import CrashEvent, ErrorEvent, GapEvent, MarkerEvent, PhaseEvent, TelemetryEvent
@@ -28,21 +28,16 @@ SHORT = '[protocol]\nseconds = 120\n[cooldown]\nmin_s = 10\nuntil = "none"\ncap_
 JETSAM = b'{"bug_type":"298","timestamp":"2026-12-02 02:00:00.00 +0000"}\n{"processes":[]}\n'
 
 
-class WatchedSim(SimDevice, AppWatcher):
-    """The simulator, watched: its processes' exits, and news a test puts in `news`."""
+class WatchedSim(SimDevice):
+    """The simulator with a watch of the test's own: its processes' exits, and news a test
+    puts in `news`."""
 
     def __init__(self, device: SimDevice) -> None:
         super().__init__(device.phone, device.clock, bundle=device.bundle, poll_s=device.poll_s,
                          power_s=device.power_s)  # fmt: skip
         self.news: asyncio.Queue[AppNews] = asyncio.Queue()
-        self.launched: list[int] = []
         self.killed: set[int] = set()
         """Processes "the phone" killed (their exit is on signal 9)."""
-
-    async def launch(self, bundle: str, env: dict[str, str]) -> int:  # type: ignore[override]
-        pid = await super().launch(bundle, env)
-        self.launched.append(pid)
-        return pid
 
     def kill(self, pid: int) -> None:
         """Something on the phone kills the app (jetsam, a crash): it writes nothing more."""

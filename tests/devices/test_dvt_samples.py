@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from anemon.devices.base import AppSample
-from anemon.devices.pmd3 import reports, samples, session
+from anemon.devices import reports
+from anemon.devices.base import AppSample, exit_reason
+from anemon.devices.pmd3 import samples
 
 ATTRIBUTES = ["pid", "name", "cpuUsage", "physFootprint"]
 APP, SPRINGBOARD = 812, 64
@@ -126,4 +127,4 @@ def test_a_report_that_is_not_json_is_refused_in_one_line(data: bytes):
      (None, None, "exited"), ("x", True, "exited")],
 )  # fmt: skip
 def test_an_exit_in_words(code: object, signal: object, said: str):
-    assert session.exit_reason(code, signal) == said
+    assert exit_reason(code, signal) == said

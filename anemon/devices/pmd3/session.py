@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from anemon.devices.base import AppExit, DeviceError, DeviceGone
+from anemon.devices.base import AppExit, DeviceError, DeviceGone, exit_reason
 from anemon.devices.pmd3.errors import launch_refused
 
 if TYPE_CHECKING:
@@ -23,15 +23,6 @@ if TYPE_CHECKING:
 TERMINATED = "processWithPID:terminatedWithExitCode:orCrashingSignal:"
 """What the phone sends on the launching connection when a process ends (the client asks for
 it: the terminationCallback capability)."""
-
-
-def exit_reason(code: object, signal: object) -> str:
-    """ "exited on signal 9" (a kill, jetsam), "exited with code 1"."""
-    if isinstance(signal, int) and not isinstance(signal, bool) and signal > 0:
-        return f"exited on signal {signal}"
-    if isinstance(code, int) and not isinstance(code, bool):
-        return f"exited with code {code}"
-    return "exited"
 
 
 def _exit_service(sink: asyncio.Queue[AppExit]) -> Any:

@@ -23,8 +23,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from anemon.devices import reports
 from anemon.devices.base import AppExit, AppGap, AppNews
-from anemon.devices.pmd3 import reports, samples
+from anemon.devices.pmd3 import samples
 
 if TYPE_CHECKING:
     from anemon.devices.pmd3.session import DvtSession

@@ -8,6 +8,8 @@ phone is unplugged nothing can be pulled: the follow yields a gap, then, once it
 end of the gap and the backfill. Unless the host reaches it over the network (`network=True`,
 a plan's `device.connect = "network"`): then the cable can come out and the phone still
 answers, which is how energy is measured (the battery current is the load's only unplugged).
+It watches the app as a phone's DVT does (`AppWatcher`, sim/watch.py): samples of its
+process, its exits, the crash and jetsam reports naming it.
 
 Nobody can pull a simulated cable, so the backend plays the operator of the battery protocol
 (`Operator`): OPERATOR_S after "unplug the phone now" it takes the phone off its charge, and
@@ -27,6 +29,8 @@ from pathlib import Path
 
 from anemon.clock import Clock
 from anemon.devices.base import (
+    AppNews,
+    AppWatcher,
     Conditioner,
     DeviceGone,
     DeviceInfo,
@@ -40,6 +44,7 @@ from anemon.devices.base import (
     Telemetry,
 )
 from anemon.devices.pulled import follow_pulled
+from anemon.devices.sim.watch import SimWatch
 from anemon.simulator import SimConfig, SimLaunchRefused, SimulatedIPhone
 from anemon.sources.items import LogItem
 
@@ -64,7 +69,7 @@ class SimDeviceSpec(DeviceSpec):
     config: SimConfig = field(default_factory=SimConfig)
 
 
-class SimDevice(Installer, PowerSource, Inspector, Operator, Conditioner):
+class SimDevice(Installer, PowerSource, Inspector, Operator, AppWatcher, Conditioner):
     """A Device over a SimulatedIPhone, advanced to `clock.now()` whenever it is used."""
 
     kind = "sim"
@@ -78,6 +83,7 @@ class SimDevice(Installer, PowerSource, Inspector, Operator, Conditioner):
         poll_s: float = 2.0,
         network: bool = False,
         power_s: float = 1.0,
+        process_s: float = 1.0,
         udid: str = SIM_UDID,
         operator_s: float | None = OPERATOR_S,
     ) -> None:
@@ -90,6 +96,12 @@ class SimDevice(Installer, PowerSource, Inspector, Operator, Conditioner):
         self.network = network
         """The host also reaches the phone over the network: unplugged, it still answers."""
         self.power_s = power_s
+        self.process_s = process_s
+        """How often `watch` reads the app, in session seconds (plan `device.process_s`)."""
+        self.launched: list[int] = []
+        """The pids of this backend's launches, in order (the watch's: whose exit and reports)."""
+        self.dropped = 0
+        """Crash reports the watch could not read (`watch_warnings`)."""
         self.operator_s = operator_s
         """The simulated operator does as asked this long after; None: it does nothing (a
         test plays the operator)."""
@@ -116,9 +128,11 @@ class SimDevice(Installer, PowerSource, Inspector, Operator, Conditioner):
     async def launch(self, bundle: str, env: Mapping[str, str]) -> int:
         self._reachable()
         try:
-            return self.phone.launch(bundle, env)
+            pid = self.phone.launch(bundle, env)
         except SimLaunchRefused as e:
             raise LaunchRefused(str(e), transient=e.transient, code=e.code) from e
+        self.launched.append(pid)
+        return pid
 
     async def terminate(self, pid: int) -> None:
         self._reachable()
@@ -149,6 +163,14 @@ class SimDevice(Installer, PowerSource, Inspector, Operator, Conditioner):
         self._reachable()
         reading = host_reading(self.phone)
         return dataclasses.replace(reading, free_gb=None, total_gb=None)
+
+    @property
+    def watch_warnings(self) -> int:
+        return self.dropped
+
+    def watch(self, bundle: str) -> AsyncIterator[AppNews]:
+        """The app's reports, exits and samples every `process_s` (sim/watch.py)."""
+        return SimWatch(self, bundle).news()
 
     def follow_log(self, bundle: str, path: str, mirror: Path) -> AsyncIterator[list[LogItem]]:
         copied: int | None = None  # the size last copied: an unchanged file is not rewritten
@@ -237,6 +259,7 @@ def make_device(spec: DeviceSpec, clock: Clock) -> SimDevice:
         poll_s=spec.poll_s,
         network=spec.connect == "network",
         power_s=spec.power_s,
+        process_s=spec.process_s,
         udid=spec.id or SIM_UDID,
     )
 
