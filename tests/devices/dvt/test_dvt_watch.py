@@ -1,8 +1,8 @@
 """What the pymobiledevice3 backend sees of the app over the run's DVT connection, against the
 virtual iPhone: process telemetry (sysmontap, graphics), sysmontap going silent (a gap, not a
 crash), absurd samples dropped and counted, and a condition held for the run (a forced serious
-state holds the cooldown gate to its cap) and cleared when SIGTERM stops it. The fixtures are
-test_dvt_run's, parameterised by route."""
+state holds the cooldown gate to its cap) and cleared when Ctrl-C or SIGTERM stops it. The
+fixtures are test_dvt_run's, parameterised by route."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+
+import pytest
 
 from anemon.clock import RealClock
 from anemon.control.plan import parse_plan
@@ -100,8 +102,9 @@ def instruments(phone: DvtPhone) -> Instruments:
     return phone.virtual.instruments
 
 
-async def test_a_condition_is_forced_for_the_run_and_cleared_on_sigterm(
-    dvt_phone: DvtPhone, tmp_path: Path
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+async def test_a_condition_is_forced_for_the_run_and_cleared_on_ctrl_c_and_sigterm(
+    dvt_phone: DvtPhone, tmp_path: Path, stop: str
 ) -> None:
     text = plan_text(device='condition = "ThermalSerious"')
     clock = RealClock(speed=dvt_phone.speed)
@@ -112,7 +115,7 @@ async def test_a_condition_is_forced_for_the_run_and_cleared_on_sigterm(
     async def terminate() -> None:
         await running(run, ARMS[0])
         forced.append(conditions.profile)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), getattr(signal, stop))
 
     stopping = asyncio.create_task(terminate())
     try:
@@ -121,7 +124,7 @@ async def test_a_condition_is_forced_for_the_run_and_cleared_on_sigterm(
     finally:
         stopping.cancel()
         await asyncio.gather(stopping, return_exceptions=True)
-    assert ending.signal == "SIGTERM"
+    assert ending.signal == stop
     assert forced == ["ThermalSerious"]
     assert conditions.profile == ""  # the virtual phone has none active
     notes = [e.note for e in run.session.markers if e.source == "controller"]  # type: ignore[attr-defined]
