@@ -234,7 +234,7 @@ class ArmsTable(DataTable, can_focus=False):
 
     def note(self) -> Text:
         """The first row's arm cell when arms are left out: how many."""
-        return Text(left_out_text(self.left_out), style="dim", justify="left")
+        return Text(left_out_text(self.left_out), style="italic", justify="left")  # dim: < 4.5:1
 
     def on_resize(self) -> None:
         self._refit()

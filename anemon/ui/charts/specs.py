@@ -14,7 +14,7 @@ from textual.color import Color
 from anemon.events import THERMAL_NAMES
 from anemon.store import ArmSeries, Session
 from anemon.ui import overlay
-from anemon.ui.charts.axes import MARGIN
+from anemon.ui.charts.axes import ANY_LEAST, MARGIN, Least
 from anemon.ui.overlay import Overlay
 from anemon.ui.series import SHOWN_ARMS, column, left_out, left_out_text, owners, runs
 from anemon.ui.status import power_state
@@ -74,6 +74,10 @@ class ChartSpec:
     """A value in words, for the text form of a chart too short to plot (`Chart.min_rows`)."""
     reference: Callable[[Overlay, Session], list[Line]] | None = None
     """The overlay's curves for this chart (`anemon replay --overlay`); None: it has none."""
+    unit: str = ""
+    """The values' unit, drawn above the value axis ("": none, the thermal chart's states)."""
+    least: Least = ANY_LEAST
+    """The least span of its value axis when autoscaled."""
 
 
 def elapsed(session: Session) -> float:
@@ -302,7 +306,12 @@ def nth_arm_chart(index: int) -> ChartSpec:
         xmax=longest_arm,
         data=trials,
         reference=ref_nth_arm(index),
+        unit="tok/s",
     )
+
+
+TPS_LEAST = Least(share=0.2)
+"""A tok/s axis spans ±10 % of the median at least: a 3 % dip reads as one."""
 
 
 CHARTS: dict[str, ChartSpec] = {
@@ -312,6 +321,8 @@ CHARTS: dict[str, ChartSpec] = {
         legend=True,
         data=trials,
         reference=ref_arm("decode_tps"),
+        unit="tok/s",
+        least=TPS_LEAST,
     ),
     "power": ChartSpec(
         power_title,
@@ -320,6 +331,7 @@ CHARTS: dict[str, ChartSpec] = {
         data=power_data,
         value=lambda v: f"{v:.2f} W",
         reference=ref_series("power_w"),
+        unit="W",
     ),
     "prefill": ChartSpec(
         per_arm_title("prefill tok/s"),
@@ -328,6 +340,8 @@ CHARTS: dict[str, ChartSpec] = {
         data=trials,
         value=lambda v: f"{v:,.0f}",
         reference=ref_arm("prompt_tps"),
+        unit="tok/s",
+        least=TPS_LEAST,
     ),
     "thermal": ChartSpec(
         lambda s: "thermal state",
@@ -344,12 +358,14 @@ CHARTS: dict[str, ChartSpec] = {
         lambda s: (0, 100),
         data=lambda s: (s.battery.last(), s.battery_state),
         value=lambda v: f"{v:.0f} %",
+        unit="%",
     ),
     "free": ChartSpec(
         lambda s: "free disk GB",
         session_line("free_gb", "#87afff"),
         data=latest("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
+        unit="GB",
     ),
     **{f"arm-{letter}": nth_arm_chart(index) for index, letter in enumerate(PAIR)},
 }
