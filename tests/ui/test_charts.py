@@ -230,18 +230,21 @@ async def test_the_power_chart_colours_each_reading_by_the_arm_running(make_app:
         session = app.feed.session
         decode = [d.line_style for d in app.query_one("#decode", Chart)._datasets]
         colours = [d.line_style for d in power._datasets]
-        assert colours == [NO_ARM, decode[0], NO_ARM, decode[1]]
+        # grey between the arms and after the last one's last trial (where the app ran it:
+        # the sample's t= counts from the first trial, 5.5 s after the START)
+        assert colours == [NO_ARM, decode[0], NO_ARM, decode[1], NO_ARM]
         assert "on battery" in str(power.border_title)
         for data, arm in zip(power._datasets[1::2], session.arms.values(), strict=True):
             # from its START to its last trial; the first point joins the grey line before
             assert arm.start is not None
             first = session.first_t or 0.0
-            began, last = arm.start.t - first, float(column(arm.columns["t"]).max()) - first
+            began = arm.start.t - first
+            last = float(column(arm.columns["placed_t"]).max()) - first
             assert began <= data.x[1:].min() and data.x.max() <= last, arm.name
         ane, gpu = (float(d.y.max()) for d in power._datasets[1::2])
         assert (ane, gpu) == (pytest.approx(4.5), pytest.approx(6.2))  # each arm's burst
         lines = power_lines(session)  # before decimation: every reading once, joins apart
-        assert sum(len(line.x) for line in lines) - 3 == len(session.power_w.t)
+        assert sum(len(line.x) for line in lines) - 4 == len(session.power_w.t)
 
 
 def test_power_readings_after_a_running_arms_last_trial_are_still_its_own() -> None:
@@ -259,7 +262,8 @@ def test_power_readings_after_a_running_arms_last_trial_are_still_its_own() -> N
     session.add(TelemetryEvent(t=last_trial + 2, wall=0.0, power_w=1.1, plugged=True))
     assert [line.colour for line in power_lines(session)][-1] == NO_ARM
     starts, ends, names = arm_spans(session)
-    assert names == ["minicpm5_1b_ane_pal8"] and ends[0] == last_trial
+    placed = max(column(session.arms["minicpm5_1b_ane_pal8"].columns["placed_t"]))
+    assert names == ["minicpm5_1b_ane_pal8"] and ends[0] == placed  # where the app ran it
     assert starts[0] == session.arms[names[0]].start.t  # loading counts as the arm's
 
 

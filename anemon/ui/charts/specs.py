@@ -94,7 +94,7 @@ def arm_colour(session: Session, name: str) -> str:
 
 def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
     timed = column(arm.columns["warmup"]) == 0
-    x = _since_start(session, column(arm.columns["t"])[timed])
+    x = _since_start(session, column(arm.columns["placed_t"])[timed])
     launches = runs(column(arm.columns["round"])[timed])[1:]
     breaks = x[[launch.start for launch in launches]]
     y = column(arm.columns[name])[timed]
@@ -188,7 +188,7 @@ def arm_spans(session: Session) -> tuple[np.ndarray, np.ndarray, list[str]]:
     come before its next trial)."""
     spans: list[tuple[float, float, str]] = []
     for arm in session.recent_arms(SHOWN_ARMS):
-        t, rounds = column(arm.columns["t"]), column(arm.columns["round"])
+        t, rounds = column(arm.columns["placed_t"]), column(arm.columns["round"])
         mine = [(float(t[r].min()), float(t[r].max()), arm.name) for r in runs(rounds)]
         if arm.start is not None:
             begin = arm.start.t
