@@ -25,7 +25,12 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
     sources = [
-        render.SourceSummaries(str(given), summarize(one.session), one.device)
+        render.SourceSummaries(
+            str(given),
+            summarize(one.session),
+            one.device,
+            render.title(str(given), one.session, one.device),
+        )
         for given, one in zip(args.sources, loaded, strict=True)
     ]
     if args.format == "table":

@@ -459,7 +459,9 @@ class Dashboard(App[None]):
 
     def action_export(self) -> None:
         self.save_dir.mkdir(parents=True, exist_ok=True)
-        text, path = export_summary(self.feed.session, self.save_dir)
+        text, path = export_summary(
+            self.feed.session, self.save_dir, self.feed.title, self.pane.label or None
+        )
         self.copy_to_clipboard(text)
         self.notify(f"summary copied and saved to {path}", timeout=4)
 
