@@ -32,6 +32,8 @@ _BOOL_COLUMNS = ("warmup", "charging", "plugged")
 _FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w", "load_w",
                   "power_in_w", "battery_power_w", "load_changed_t", "cpu_pct", "mem_gb",
                   "gpu_pct")  # fmt: skip
+PARQUET_INSTALL = "pip install -e '.[parquet]'"
+"""The install command the README gives for Parquet (tests/analysis/test_export_lab_note.py)."""
 _MAX_EXACT = 2**53
 """The largest whole number a float64 column holds exactly: counts beyond it are not counts
 (the parser's ranges keep them far below), and they could overflow an int64 cast."""
@@ -164,7 +166,7 @@ def _write_parquet(table: pd.DataFrame, out: Path | None) -> None:
         import pyarrow  # noqa: F401
     except ImportError:
         raise AnemonError(
-            "Parquet needs pyarrow: pip install 'anemon[parquet]' (or use --format csv)"
+            f"Parquet needs pyarrow: {PARQUET_INSTALL} in anemon's folder (or use --format csv)"
         ) from None
     with replacing(out) as temp:
         table.to_parquet(temp, index=False)

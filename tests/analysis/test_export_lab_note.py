@@ -54,3 +54,26 @@ def test_export_writes_the_trials_by_default_and_the_telemetry_when_told(
     warmups = sum(row["warmup"] == "True" for row in trials)
     assert len(trials) - warmups == counted  # every trial once, no reading among them
     assert all(places(float(row["t"])) <= 3 for row in trials + readings)
+
+
+def test_the_parquet_hint_names_the_readmes_install_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import builtins
+
+    from anemon.analysis.export import PARQUET_INSTALL, export_table, write_table
+    from anemon.errors import AnemonError
+    from anemon.store import Session
+
+    real = builtins.__import__
+
+    def no_pyarrow(name: str, *args: object, **kwargs: object) -> object:
+        if name == "pyarrow":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    with pytest.raises(AnemonError) as refused:
+        write_table(export_table(Session()), "parquet", tmp_path / "t.parquet")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert PARQUET_INSTALL in str(refused.value) and f"`{PARQUET_INSTALL}`" in readme
