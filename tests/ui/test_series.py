@@ -224,3 +224,22 @@ def test_the_charging_state_in_words(
     charging: bool | None, plugged: bool | None, app: str | None, shown: str
 ) -> None:
     assert charging_text(charging, plugged, app) == shown
+
+
+SAFE_GLYPHS = ((0x20, 0x7E), (0xA0, 0xFF), (0x2010, 0x2027), (0x2190, 0x21FF),
+               (0x2500, 0x25FF))  # fmt: skip
+"""Latin, punctuation, arrows, box drawing, blocks and shapes: what the browser view's fonts
+(xterm.js in textual-serve) and every terminal font have; not U+23F8 ⏸ (Misc Technical)."""
+
+
+@pytest.mark.parametrize(("paused", "finished"), [(True, False), (False, True), (False, False)])
+def test_the_timeline_says_its_state_in_glyphs_every_font_has(paused: bool, finished: bool) -> None:
+    from types import SimpleNamespace
+
+    from anemon.store import Session
+    from anemon.ui.timeline import timeline_text
+
+    replay = SimpleNamespace(paused=paused, finished=finished, position=5.0, duration=60.0,
+                             speed=1.0, session=Session(), start=0.0)  # fmt: skip
+    text = timeline_text(replay, 60).plain  # type: ignore[arg-type]
+    assert all(any(a <= ord(c) <= b for a, b in SAFE_GLYPHS) for c in text), text
