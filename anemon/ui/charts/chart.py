@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.widgets import Static
 from textual_hires_canvas import Canvas, TextAlign
 from textual_plot import HiResMode, LegendLocation
@@ -309,7 +310,18 @@ class Chart(PlotBase, can_focus=False):
         inside = Region(1, 1, plot.size.width - 2, plot.size.height - 2)
         return bool(plot.size) and self.scale_box == inside
 
+    def on_hide(self) -> None:
+        # hidden by a layout: not short either (shown again, its size says, `show_short`), so
+        # a layout switched to looks as one chosen at start
+        self.set_class(False, "short")
+
+    class Resized(Message):
+        """Laid out at a size it has not drawn at (shown by a new layout, a resized terminal):
+        it needs a draw even if no new data comes (an ended replay sends none)."""
+
     def on_resize(self) -> None:
+        if self.drawn is None or self.drawn[2] != self.content_size:
+            self.post_message(self.Resized())
         # the points stay until the next draw, but a legend placed for the old size may hide them
         self.place_legend()
         self.y_axis.rows = self.label_rows  # the ticks are placed again at the new height
