@@ -32,6 +32,8 @@ _BOOL_COLUMNS = ("warmup", "charging", "plugged")
 _FLOAT_COLUMNS = ("battery", "temperature_c", "free_gb", "total_gb", "power_w", "load_w",
                   "power_in_w", "battery_power_w", "load_changed_t", "cpu_pct", "mem_gb",
                   "gpu_pct")  # fmt: skip
+PARQUET_INSTALL = "pip install -e '.[parquet]'"
+"""The install command the README gives for Parquet (tests/analysis/test_export_lab_note.py)."""
 _MAX_EXACT = 2**53
 """The largest whole number a float64 column holds exactly: counts beyond it are not counts
 (the parser's ranges keep them far below), and they could overflow an int64 cast."""
@@ -46,21 +48,46 @@ def trials_frame(arm: ArmSeries) -> pd.DataFrame:
     return frame
 
 
+TABLES = ("trials", "telemetry")
+"""What `anemon export --table` writes: the trials (the default) or the host's readings."""
+TIME_COLUMNS = ("t", "placed_t", "app_t", "load_changed_t")
+"""Seconds, to the millisecond (a session's times are sums: 1745.5000000000002 otherwise)."""
+
+
 def export_frame(session: Session) -> pd.DataFrame:
-    """One row per trial (`kind` = trial, warm-ups flagged) and per telemetry reading."""
+    """One row per trial (`kind` = trial, warm-ups flagged) and per telemetry reading, in
+    time order (the SQLite export's two tables)."""
+    frames = [frame for frame in (_trials(session), _telemetry(session)) if frame is not None]
+    if not frames:
+        return pd.DataFrame(columns=["kind", "arm", "t"])
+    table = pd.concat(frames, ignore_index=True).sort_values("t", kind="stable")
+    return _tidy(table.reset_index(drop=True))
+
+
+def export_table(session: Session, table: str = "trials") -> pd.DataFrame:
+    """One of `TABLES`, its own columns only: every trial (warm-ups flagged), or every
+    telemetry reading."""
+    frame = (_trials if table == "trials" else _telemetry)(session)
+    if frame is None:
+        return pd.DataFrame(columns=["arm", "t"])
+    frame = frame.drop(columns="kind").sort_values("t", kind="stable")
+    return _tidy(frame.reset_index(drop=True))
+
+
+def _trials(session: Session) -> pd.DataFrame | None:
     frames = []
     for arm in session.arms.values():
         frame = trials_frame(arm)
         frame.insert(0, "arm", arm.name)
         frame.insert(0, "kind", "trial")
         frames.append(frame)
-    if session.telemetry:
-        rows = [_telemetry_row(e) for e in session.telemetry]
-        frames.append(pd.DataFrame(rows))
-    if not frames:
-        return pd.DataFrame(columns=["kind", "arm", "t"])
-    table = pd.concat(frames, ignore_index=True).sort_values("t", kind="stable")
-    return _tidy(table.reset_index(drop=True))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _telemetry(session: Session) -> pd.DataFrame | None:
+    if not session.telemetry:
+        return None
+    return pd.DataFrame([_telemetry_row(e) for e in session.telemetry])
 
 
 def _telemetry_row(event: TelemetryEvent) -> dict[str, object]:
@@ -74,7 +101,7 @@ def _telemetry_row(event: TelemetryEvent) -> dict[str, object]:
 def _tidy(table: pd.DataFrame) -> pd.DataFrame:
     """Readable types: thermal as names, flags as nullable booleans (warm-up, charging,
     plugged), counts as nullable integers, readings as floats (a recorded value that is not a
-    number, which only a damaged recording has, is NaN)."""
+    number, which only a damaged recording has, is NaN), times to the millisecond."""
     if "thermal" in table:
         names = pd.Series(THERMAL_NAMES)
         table["thermal"] = table["thermal"].map(lambda x: names.get(x) if x == x else None)
@@ -87,6 +114,9 @@ def _tidy(table: pd.DataFrame) -> pd.DataFrame:
     for column in _FLOAT_COLUMNS:
         if column in table:
             table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64")
+    for column in TIME_COLUMNS:
+        if column in table:
+            table[column] = pd.to_numeric(table[column], errors="coerce").round(3)
     return table
 
 
@@ -108,9 +138,11 @@ def _flag(value: object) -> bool | None:
     return None
 
 
-def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
+def write_table(
+    table: pd.DataFrame, fmt: str, out: Path | None, title: str | None = None
+) -> str | None:
     """Write to `out` (replaced whole: `paths.replacing`), or return the text for stdout
-    (Parquet needs `out`)."""
+    (Parquet needs `out`); Markdown under `title` (`render.title`)."""
     if fmt == "parquet":
         _write_parquet(table, out)
         return None
@@ -119,7 +151,7 @@ def write_table(table: pd.DataFrame, fmt: str, out: Path | None) -> str | None:
     elif fmt == "json":
         text = table.to_json(orient="records", indent=1) + "\n"
     else:
-        text = _markdown(table)
+        text = (f"### {_md_cell(title)}\n\n" if title else "") + _markdown(table)
     if out is None:
         return text
     with replacing(out) as temp:
@@ -134,7 +166,7 @@ def _write_parquet(table: pd.DataFrame, out: Path | None) -> None:
         import pyarrow  # noqa: F401
     except ImportError:
         raise AnemonError(
-            "Parquet needs pyarrow: pip install 'anemon[parquet]' (or use --format csv)"
+            f"Parquet needs pyarrow: {PARQUET_INSTALL} in anemon's folder (or use --format csv)"
         ) from None
     with replacing(out) as temp:
         table.to_parquet(temp, index=False)
@@ -189,9 +221,10 @@ SESSION_COLUMNS = (
     ("anemon", "TEXT"), ("recording_version", "INTEGER"), ("exported_by", "TEXT"),
 )  # fmt: skip
 """The one row of `sessions`: what the recording's header and START lines say."""
-TRIAL_SQL = (("arm", "TEXT"), ("t", "REAL"), ("app_t", "REAL"), ("trial", "INTEGER"),
-             ("warmup", "INTEGER"), ("round", "INTEGER"), ("prompt_tps", "REAL"),
-             ("decode_tps", "REAL"), ("gen", "INTEGER"), ("battery", "REAL"),
+TRIAL_SQL = (("arm", "TEXT"), ("t", "REAL"), ("placed_t", "REAL"), ("app_t", "REAL"),
+             ("trial", "INTEGER"), ("warmup", "INTEGER"), ("round", "INTEGER"),
+             ("prompt_tps", "REAL"), ("decode_tps", "REAL"), ("gen", "INTEGER"),
+             ("battery", "REAL"),
              ("thermal", "TEXT"), ("free_gb", "REAL"), ("battery_state", "TEXT"))  # fmt: skip
 """The trial rows of the CSV export, column for column (without `kind`)."""
 TELEMETRY_SQL = (("arm", "TEXT"), ("t", "REAL"), ("battery", "REAL"),

@@ -90,6 +90,10 @@ def add_trials(session: Session, run: TrialRun) -> None:
     for name, column in columns.items():
         if name == "t":
             values = t
+        elif name == "placed_t":  # never before the arm's previous trial, as `add_trial`
+            placed = arm.place_block(t, fields.get("app_t", missing))
+            floor = column[-1] if len(column) else -np.inf
+            values = np.maximum.accumulate(np.maximum(placed, floor))
         elif name == "round":
             values = np.full(count, float(max(arm.rounds, 1)))
         elif name == "warmup":

@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import orjson
 from rich.cells import cell_len, set_cell_size
@@ -19,6 +20,7 @@ from rich.text import Text
 from anemon.analysis.summary import NO_END, ArmSummary, RoundSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.events import thermal_name
+from anemon.store import Session
 from anemon.text import printable
 
 COLUMNS = (
@@ -569,6 +571,8 @@ class SourceSummaries:
     summaries: Sequence[ArmSummary]
     device: str | None = None
     """The recording's backend (for the "reads no power" footnote)."""
+    title: str | None = None
+    """Its Markdown title (`title`); None: the source alone."""
 
 
 def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
@@ -584,10 +588,22 @@ def markdown(summaries: Sequence[ArmSummary], device: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def title(source: str, session: Session, device: str | None = None) -> str:
+    """A lab-note document's title: its source, tag, device and date (UTC, of the first
+    launch), those it knows: "run.jsonl · tag sustain-v2 · sim · 2026-12-01"."""
+    starts = [arm.start for arm in session.arms.values() if arm.start is not None]
+    tag = next((start.tag for start in starts if start.tag), None)
+    when = min((start.wall for start in starts if start.wall > 0), default=None)
+    day = None if when is None else datetime.fromtimestamp(when, UTC).date().isoformat()
+    parts = (source, tag and f"tag {tag}", device, day)
+    return printable(" · ".join(part for part in parts if part))
+
+
 def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
-    """One table per SOURCE under a `### SOURCE` title, a blank line between them."""
+    """One table per SOURCE under a `### title` (`title`), a blank line between them."""
     return "\n".join(
-        f"### {printable(s.source)}\n\n" + markdown(s.summaries, s.device) for s in sources
+        f"### {s.title or printable(s.source)}\n\n" + markdown(s.summaries, s.device)
+        for s in sources
     )
 
 
@@ -639,14 +655,43 @@ def json_list(items: Iterable[object]) -> Iterator[str]:
     yield "[]\n" if opening == "[" else "\n]\n"
 
 
+DECIMALS = {
+    **dict.fromkeys(("decode_mean", "decode_first3", "decode_last3", "decode_min",
+                     "decode_max", "burst_tps", "sustained_tps", "retained_pct", "energy_j"), 1),
+    **dict.fromkeys(("prefill_mean", "serious_at_s", "battery_start", "battery_end",
+                     "fade_10_s", "fade_25_s", "fade_50_s", "cooldown_s",
+                     "tokens_per_battery_pct"), 0),
+    "serious_frac": 2, "power_w_mean": 2, "j_per_token": 4,
+}  # fmt: skip
+"""Decimals of each figure in JSON and CSV: as the table shows it (a share as a fraction to
+the table's whole %; energy_j and tokens per %, which it does not show, to 0.1 J and whole
+tokens); docs/spec/cli.md lists them."""
+
+
+def rounded(data: dict[str, object]) -> dict[str, object]:
+    """`data`'s figures to their `DECIMALS` (no float noise: 52.699999999999996 is 52.7)."""
+    for key, places in DECIMALS.items():
+        value = data.get(key)
+        if isinstance(value, float):
+            data[key] = round(value, places)
+    return data
+
+
+def arm_json(s: ArmSummary) -> dict[str, object]:
+    """The spec's per-arm object as JSON and CSV give it: every figure `rounded`."""
+    data = rounded(s.to_json())
+    data["rounds"] = [rounded(r.to_json()) for r in s.rounds]
+    return data
+
+
 def to_json(summaries: Sequence[ArmSummary]) -> str:
-    return strict_json([s.to_json() for s in summaries])
+    return strict_json([arm_json(s) for s in summaries])
 
 
 def with_source(source: str, summaries: Iterable[ArmSummary]) -> Iterator[dict[str, object]]:
     """Each arm's JSON object with its SOURCE first: `anemon summary --format json` writes one
     list of them (`json_list`) however many SOURCEs."""
-    return ({"source": source, **arm.to_json()} for arm in summaries)
+    return ({"source": source, **arm_json(arm)} for arm in summaries)
 
 
 def to_json_of_sources(sources: Sequence[SourceSummaries]) -> str:
@@ -655,14 +700,19 @@ def to_json_of_sources(sources: Sequence[SourceSummaries]) -> str:
 
 
 def _csv_row(s: ArmSummary) -> dict[str, object]:
-    """Flat: the spec's keys, with `rounds` as the number of launches and their means."""
-    data = s.to_json()
+    """Flat: the spec's keys, with `rounds` as the number of launches and their means (no
+    thousands separators: a spreadsheet reads "2,741" as text)."""
+    data = arm_json(s)
     del data["rounds"]  # re-added last, as a count
     data["rounds"] = len(s.rounds)
-    data["round_decode_means"] = " / ".join(fmt(r.decode_mean, 2) for r in s.rounds)
-    data["round_prefill_means"] = " / ".join(fmt(r.prefill_mean, 1) for r in s.rounds)
+    data["round_decode_means"] = " / ".join(_plain(r.decode_mean, 1) for r in s.rounds)
+    data["round_prefill_means"] = " / ".join(_plain(r.prefill_mean, 0) for r in s.rounds)
     data["summary_version"] = data.pop("summary_version")  # the last column, as added
     return data
+
+
+def _plain(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def to_csv(summaries: Sequence[ArmSummary]) -> str:

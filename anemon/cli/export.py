@@ -13,21 +13,27 @@ from anemon.errors import AnemonError, OutputError
 from anemon.paths import not_a_folder, same_file
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
+TABLES = ("trials", "telemetry")
+"""`--table`: `anemon.analysis.export.TABLES` (not imported: pandas stays out of `--help`)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("export", help="every trial (and telemetry) as a table")
+    parser = sub.add_parser("export", help="every trial (or telemetry reading) as a table")
     parser.add_argument("source", type=Path, metavar="SOURCE")
     parser.add_argument("--format", choices=FORMATS, required=True)
     parser.add_argument("-o", "--output", type=Path, metavar="OUT",
                         help="file (default stdout; parquet and sqlite need one)")  # fmt: skip
+    parser.add_argument("--table", choices=TABLES, default="trials",
+                        help="the rows: every trial (default) or the host's telemetry readings; "
+                        "sqlite has both")  # fmt: skip
     add_warnings_option(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.analysis.export import export_frame, load_with_header, write_sqlite, write_table
+    from anemon.analysis.export import export_table, load_with_header, write_sqlite, write_table
     from anemon.analysis.load import load_sessions
+    from anemon.analysis.render import title
 
     if args.format == "sqlite" and args.output is None:  # before reading anything
         raise AnemonError("--format sqlite writes a database file: give it one with -o OUT.db")
@@ -42,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
             text = None
             write_sqlite(loaded.session, args.output, str(args.source), header)
         else:
-            text = write_table(export_frame(loaded.session), args.format, args.output)
+            heading = f"{title(str(args.source), loaded.session, loaded.device)} · {args.table}"
+            table = export_table(loaded.session, args.table)
+            text = write_table(table, args.format, args.output, heading)
     except (OSError, sqlite3.Error) as e:  # a disk full, or a race with check_output
         if args.output is None or isinstance(e, BrokenPipeError):
             raise

@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
             write_stdout(part)
     else:
         _write(args.format, [
-            render.SourceSummaries(str(given), summarize(one.session), one.device)
+            render.SourceSummaries(str(given), summarize(one.session), one.device,
+                                   render.title(str(given), one.session, one.device))
             for given, one in zip(args.sources, loaded, strict=True)
         ])  # fmt: skip
     for given, one in zip(args.sources, loaded, strict=True):

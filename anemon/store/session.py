@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+import numpy as np
+
 from anemon.events import (
     BATTERY_STATES,
     AlertEvent,
@@ -78,6 +80,7 @@ class Series:
 
 TRIAL_COLUMNS = (
     "t",
+    "placed_t",
     "app_t",
     "trial",
     "warmup",
@@ -89,7 +92,12 @@ TRIAL_COLUMNS = (
     "thermal",
     "free_gb",
 )
-"""Numeric columns of an arm's trials (warm-ups included, flagged by `warmup`)."""
+"""Numeric columns of an arm's trials (warm-ups included, flagged by `warmup`): `t` when the
+line was read, `placed_t` when the app ran it on the session's axis (`ArmSeries.placed`)."""
+LEAD_S = 60.0
+"""How far a trial's own time may run ahead of when its line was read and still be its time
+since the START (a mirror pulled late delays the START, not the clock): more, and its `t=` is
+not since the launch (`ArmSeries.placed`)."""
 PROCESS_FIELDS = ("mem_gb", "cpu_pct", "gpu_pct")
 """The bench app's process readings (TelemetryEvent v3) an arm keeps as series."""
 
@@ -143,6 +151,10 @@ class ArmSeries:
     (only the readings there were: a phone may give one every 3-5 s)."""
     crash: CrashEvent | None = None
     """A crash or jetsam report naming the app during the latest round (a START clears it)."""
+    clock: tuple[float, float, float] | None = None
+    """The latest launch's clock: its START's session time, the app's time there (its `t=`,
+    else 0: the app counts from its launch) and the app's latest time since; None before a
+    START."""
 
     def __len__(self) -> int:
         return len(self.columns["t"])
@@ -151,9 +163,44 @@ class ArmSeries:
         """Each trial's battery state, as said (None where none was)."""
         return [_BATTERY_NAMES[code] for code in self.battery_state]
 
+    def launched(self, event: StartEvent) -> None:
+        """A launch's START: the app's clock starts again."""
+        app_t = 0.0 if event.app_t is None else event.app_t
+        self.clock = (event.t, app_t, app_t)
+
+    def placed(self, event: TrialEvent) -> float:
+        """The trial's time on the session's axis: its launch's START time plus the app's own
+        time (`t=`) since, so trials read in batches (a mirror pulled every 10 s) keep their
+        spacing. When the read time instead: no START or no `t=`, a `t=` below the largest
+        since the START (a relaunch the log did not mark), or one more than `LEAD_S` ahead of
+        the reading. `place_block` is the same rule for a block of trials."""
+        if self.clock is None or event.app_t is None:
+            return event.t
+        start, app0, latest = self.clock
+        if event.app_t < latest:
+            return event.t
+        self.clock = (start, app0, event.app_t)
+        at = start + event.app_t - app0
+        return event.t if at > event.t + LEAD_S else at
+
+    def place_block(self, t: np.ndarray, app_t: np.ndarray) -> np.ndarray:
+        """`placed` for a block of trials in order (a raw log's, `analysis.load`), with numpy."""
+        if self.clock is None:
+            return t
+        start, app0, latest = self.clock
+        known = np.where(np.isnan(app_t), -np.inf, app_t)
+        before = np.maximum.accumulate(np.r_[latest, known[:-1]])
+        at = start + app_t - app0
+        usable = (known >= before) & (at <= t + LEAD_S)
+        self.clock = (start, app0, max(latest, float(known.max(initial=-np.inf))))
+        return np.where(usable, at, t)
+
     def add_trial(self, event: TrialEvent) -> None:
         c = self.columns
         c["t"].append(event.t)
+        placed = c["placed_t"]
+        # never before the arm's previous trial: a line's points stay in order
+        placed.append(max(self.placed(event), placed[-1]) if placed else self.placed(event))
         c["app_t"].append(_num(event.app_t))
         c["trial"].append(_num(event.trial))
         c["warmup"].append(1.0 if event.warmup else 0.0)
@@ -254,6 +301,7 @@ class Session:
         arm.rounds += 1
         arm.began.append(event.t)
         arm.start = event
+        arm.launched(event)
         arm.round_end = arm.round_error = arm.verdict = arm.abort = arm.crash = None
         arm.outcome_events += 1
         self.free_gb.append(event.t, event.free_gb)

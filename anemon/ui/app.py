@@ -33,6 +33,7 @@ from anemon.feeds.runs import Run, Runs
 from anemon.text import printable
 from anemon.ui import keys, layouts, overview
 from anemon.ui.arms_table import ArmsTable
+from anemon.ui.charts.chart import Chart
 from anemon.ui.confirm import Confirm, quit_what
 from anemon.ui.export import export_summary
 from anemon.ui.help import KeysHelp
@@ -105,6 +106,8 @@ class Dashboard(App[None]):
         self.overview: Overview | None = None
         self._failures: set[tuple[Run, str]] = set()
         """The workers whose failure was said (by run and name)."""
+        self._resized_charts = False
+        """A forced redraw is queued for the charts laid out at a new size."""
 
     @property
     def feed(self) -> Feed:
@@ -225,6 +228,18 @@ class Dashboard(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         if self.mounted:  # the first fit is on_mount's, once the panels are there
             self.fit_terminal(event.size)
+
+    def on_chart_resized(self, event: Chart.Resized) -> None:
+        """A chart laid out at a new size draws at it, once for all that were (a layout
+        that showed the charts of an ended replay left them empty: no data came to draw)."""
+        event.stop()
+        if not self._resized_charts:
+            self._resized_charts = True
+            self.call_after_refresh(self._draw_resized)
+
+    def _draw_resized(self) -> None:
+        self._resized_charts = False
+        self.redraw(force=True)
 
     def select(self, index: int) -> None:
         """Show run `index` (several: its tab) and let the keys act on it."""
@@ -459,7 +474,9 @@ class Dashboard(App[None]):
 
     def action_export(self) -> None:
         self.save_dir.mkdir(parents=True, exist_ok=True)
-        text, path = export_summary(self.feed.session, self.save_dir)
+        text, path = export_summary(
+            self.feed.session, self.save_dir, self.feed.title, self.pane.label or None
+        )
         self.copy_to_clipboard(text)
         self.notify(f"summary copied and saved to {path}", timeout=4)
 

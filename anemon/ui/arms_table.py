@@ -77,6 +77,16 @@ _Key = tuple[int, int, int, int, bool]
 STATUS_STYLE = {"failed": "bold red", "aborted": "yellow", "incomplete": "yellow"}
 
 
+ROW_KINDS = ("start", "load", "trial", "end", "error", "phase", "marker")
+"""The events that can change an arm's row (`_arm_key`): records, verdicts, aborts."""
+
+
+def rows_version(session: Session) -> tuple[int, int]:
+    """What the table's rows show of `session`: a new record (a trial the status line counts)
+    changes it, a host reading does not."""
+    return id(session), sum(session.counts[kind] for kind in ROW_KINDS)
+
+
 def _arm_key(arm: ArmSeries, session: Session) -> _Key:
     """What changes an arm's row: its trials, its errors, its launches, how its round ended,
     whether it is the arm running now (and, its energy figures only, the host's readings:
@@ -244,7 +254,7 @@ class ArmsTable(DataTable, can_focus=False):
 
     def note(self) -> Text:
         """The first row's arm cell when arms are left out: how many."""
-        return Text(left_out_text(self.left_out), style="dim", justify="left")
+        return Text(left_out_text(self.left_out), style="italic", justify="left")  # dim: < 4.5:1
 
     def on_resize(self) -> None:
         self._refit()

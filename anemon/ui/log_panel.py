@@ -38,7 +38,7 @@ class LogPanel(Log, can_focus=False):
     hides it (`wall`) or resizes it does not stop it following (a hidden log has no size, and
     Textual's own "at the end?" check goes stale across it)."""
 
-    DEFAULT_CSS = "LogPanel { border: round $secondary-darken-2; }"
+    DEFAULT_CSS = "LogPanel { border: round $secondary-darken-2; border-title-color: $foreground; }"
 
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
     """Widget's own asks for a layout of the whole screen on every change, so a log growing a

@@ -91,8 +91,9 @@ class Placed:
 
 
 def first_trials(arm: ArmSeries) -> list[tuple[float, float]]:
-    """(first, last) session time of the trials of each launch, in order."""
-    t, rounds = column(arm.columns["t"]), column(arm.columns["round"])
+    """(first, last) session time of the trials of each launch, in order (where the app ran
+    them: `placed_t`)."""
+    t, rounds = column(arm.columns["placed_t"]), column(arm.columns["round"])
     return [(float(t[r][0]), float(t[r][-1])) for r in runs(rounds)]
 
 
@@ -128,7 +129,7 @@ def arm_points(overlay: Overlay, source: Session, name: str) -> list[RefPoints]:
     out = []
     for p in placements(overlay, source):
         arm = overlay.session.arms[p.other_arm]
-        t = column(arm.columns["t"])
+        t = column(arm.columns["placed_t"])
         keep = (column(arm.columns["warmup"]) == 0) & (t >= p.begin) & (t <= p.end)
         x, y = clipped(t[keep] + p.shift, column(arm.columns[name])[keep], end)
         if len(x):

@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from anemon.feeds import Feed
 from anemon.feeds.runs import Run
-from anemon.ui.arms_table import BRIEF, ArmsTable
+from anemon.ui.arms_table import BRIEF, ArmsTable, rows_version
 from anemon.ui.charts.chart import Chart, Charts
 from anemon.ui.charts.strips import Strip, Strips
 from anemon.ui.log_panel import LogPanel
@@ -152,7 +152,7 @@ class RunPane:
         panels.status.show(session)
         panels.timeline.show()
         panels.log_panel.show(session)
-        if scheduler.table_due(force):
+        if scheduler.table_due(force, rows_version(session)):
             for table in panels.tables:
                 if is_shown(table):  # a big arm's summary in a thread: the keys answer
                     table.show(session, off_loop=True)

@@ -12,7 +12,8 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 TABLE_EVERY_S = 1.0
-"""At most one arms-table update a second (the per-arm summary is the costliest panel)."""
+"""At most one arms-table update a second for new host readings alone (the per-arm summary is
+the costliest panel); new records update it in the round that shows them."""
 SETTLE_ROUNDS = 10
 """At most this many rounds after a change for the charts a round left past its budget;
 none when nothing was left."""
@@ -49,6 +50,8 @@ class RedrawScheduler:
         self.table_at = float("-inf")
         self.table_owed = False
         """A change came while the table waited for its second: one round when it is up."""
+        self.table_rows: Hashable = None
+        """What the table's rows showed at its last turn (`table_due`)."""
         self.left = False
         """The last round left charts past its budget for the next."""
         self.began = perf()
@@ -90,11 +93,14 @@ class RedrawScheduler:
         self._settling -= 1
         return self.left and self._settling >= 0
 
-    def table_due(self, force: bool = False) -> bool:
-        """The arms table's turn (at most every TABLE_EVERY_S); one not due is owed a round."""
-        due = force or self.now() - self.table_at >= TABLE_EVERY_S
+    def table_due(self, force: bool = False, rows: Hashable = None) -> bool:
+        """The arms table's turn: whenever `rows` (what its rows show: the records, which the
+        status line counts too) changed, so the two never say two versions of the session;
+        else, for the host's readings alone (its energy figures), at most every
+        TABLE_EVERY_S. One not due is owed a round."""
+        due = force or rows != self.table_rows or self.now() - self.table_at >= TABLE_EVERY_S
         if due:
-            self.table_at = self.now()
+            self.table_at, self.table_rows = self.now(), rows
         self.table_owed = not due
         return due
 

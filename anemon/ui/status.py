@@ -40,7 +40,7 @@ def power_text(session: Session, reads_power: bool | None = None) -> Text:
     while there is none (see POWER_HELP), "power n/a (devicectl)" where the backend cannot
     read it (`reads_power` False). Charging is flagged: those watts are the charger's."""
     if reads_power is False:
-        return Text("power n/a (devicectl)", style="dim")
+        return Text("power n/a (devicectl)", style="italic")  # dim: < 4.5:1
     watts = session.power_w.last()
     text = Text(f"power {'—' if watts is None else f'{watts:.1f} W'}")
     state = power_state(session)

@@ -93,7 +93,7 @@ def live_text(session: Session, alerts: AlertMarks, width: int) -> Text:
 
 def timeline_text(replay: ReplayControls, width: int, alerts: AlertMarks | None = None) -> Text:
     if replay.paused:
-        state = "⏸ paused"
+        state = "‖ paused"  # not ⏸: browser fonts (textual-serve) draw it as a missing glyph
     elif replay.finished:
         state = "■ end"
     else:

@@ -57,8 +57,10 @@ def test_summary_csv_of_several_sources_has_one_header_and_a_source_column(capsy
 def test_summary_md_of_several_sources_titles_each_table(capsys):
     assert main(["summary", "--format", "md", str(SPEC), str(SAMPLE)]) == 0
     first, second = capsys.readouterr().out.split("\n\n### ")
+    # each titled with its source, tag, device and date: those it knows (a raw log: none)
     assert first.startswith(f"### {SPEC}\n\n| arm |") and "minicpm5_1b_ane_pal8" in first
-    assert second.startswith(f"{SAMPLE}\n\n| arm |") and "minicpm5_2b_gpu_int8" in second
+    assert second.startswith(f"{SAMPLE} · sim · 2026-12-01\n\n| arm |")
+    assert "minicpm5_2b_gpu_int8" in second
 
 
 def test_summary_table_of_several_sources_titles_each_table(capsys):
@@ -88,7 +90,7 @@ def test_export_json_to_a_file(tmp_path):
 
 def test_export_md_to_stdout(capsys):
     assert main(["export", str(SPEC), "--format", "md"]) == 0
-    assert capsys.readouterr().out.startswith("| kind | arm | t |")
+    assert capsys.readouterr().out.startswith(f"### {SPEC} · trials\n\n| arm | t |")
 
 
 def power_recording(tmp_path: Path, device: str = "pymobiledevice3") -> Path:
@@ -113,7 +115,7 @@ def power_recording(tmp_path: Path, device: str = "pymobiledevice3") -> Path:
 def test_summary_md_shows_j_per_token(tmp_path, capsys):
     assert main(["summary", "--format", "md", str(power_recording(tmp_path))]) == 0
     title, _, header, _, row = capsys.readouterr().out.splitlines()[:5]
-    assert title.startswith("### ") and title.endswith("power.jsonl")
+    assert title.startswith("### ") and title.endswith("power.jsonl · pymobiledevice3")
     assert header.endswith("| W mean | J/token |")
     # (30 + 35 + 40) J / 768 tokens: the span from the START at 0, 3 W held from the reading at 10
     assert row.endswith("| 3.50 | 0.1367 |")
@@ -131,7 +133,7 @@ def test_summary_json_and_csv_carry_the_energy_keys(tmp_path, capsys):
     assert main(["summary", "--format", "csv", path]) == 0
     header, row = capsys.readouterr().out.splitlines()
     assert row.endswith(
-        ",3.5,105.0,0.1367,384.0,,incomplete,the log stops with no END,battery,,,,1,50.00,—,3"
+        ",3.5,105.0,0.1367,384.0,,incomplete,the log stops with no END,battery,,,,1,50.0,—,3"
     )
     assert row.startswith(f"{path},ane,")
     assert "power_w_mean,energy_j,j_per_token,tokens_per_battery_pct,energy_note" in header
@@ -147,23 +149,24 @@ def test_summary_of_a_sample_recording_made_while_charging_says_charging(capsys)
 
 def test_export_carries_power_charging_and_plugged(tmp_path, capsys):
     path = str(power_recording(tmp_path))
-    assert main(["export", path, "--format", "csv"]) == 0
-    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    telemetry = [r for r in rows if r["kind"] == "telemetry"]
+    assert main(["export", path, "--format", "csv", "--table", "telemetry"]) == 0
+    telemetry = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["power_w"], r["charging"], r["plugged"]) for r in telemetry] == [
         ("3.0", "False", "False"), ("4.0", "False", "False"), ("4.0", "False", "False"),
         ("", "", ""),
     ]  # fmt: skip
     out = tmp_path / "t.parquet"
-    assert main(["export", path, "--format", "parquet", "-o", str(out)]) == 0
-    table = pd.read_parquet(out)
-    assert str(table["charging"].dtype) == "boolean" and str(table["warmup"].dtype) == "boolean"
-    assert table["power_w"].dtype == "float64"
-    readings = table[table["kind"] == "telemetry"]
+    assert (
+        main(["export", path, "--format", "parquet", "-o", str(out), "--table", "telemetry"]) == 0
+    )
+    readings = pd.read_parquet(out)
+    assert str(readings["charging"].dtype) == "boolean" and readings["power_w"].dtype == "float64"
     assert readings["plugged"].tolist() == [False, False, False, pd.NA]
-    assert main(["export", path, "--format", "json"]) == 0
+    assert main(["export", path, "--format", "parquet", "-o", str(out)]) == 0
+    assert str(pd.read_parquet(out)["warmup"].dtype) == "boolean"
+    assert main(["export", path, "--format", "json", "--table", "telemetry"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["charging"] for r in rows if r["kind"] == "telemetry"] == [False, False, False, None]
+    assert [r["charging"] for r in rows] == [False, False, False, None]
 
 
 def test_a_simulated_run_on_battery_gives_j_per_token_end_to_end(tmp_path, capsys):
@@ -182,11 +185,12 @@ def test_a_simulated_run_on_battery_gives_j_per_token_end_to_end(tmp_path, capsy
     capsys.readouterr()
     assert main(["summary", "--format", "md", str(record)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"### {record}"
-    assert lines[2].endswith("| W mean | J/token |")
+    assert lines[0].startswith(f"### {record} · sim · ")
+    header = [cell.strip() for cell in lines[2].split("|")]
+    watts_at, joules_at = header.index("W mean"), header.index("J/token")
     for row in lines[4:6]:
-        *_, watts, joules, _ = row.split("|")
-        assert float(watts) > 1.0 and 0.0 < float(joules) < 1.0
+        cells = row.split("|")
+        assert float(cells[watts_at]) > 1.0 and 0.0 < float(cells[joules_at]) < 1.0
 
 
 def test_summary_of_a_devicectl_recording_says_devicectl_reads_no_power(tmp_path, capsys):

@@ -96,6 +96,9 @@ class Drawn(plotlib.PlotBase):
         self.handed.append(dataset)
         return True
 
+    def y_axis_drawn(self, margin: Canvas) -> None:
+        margin.write_text(0, 0, "unit")
+
 
 class OnePlot(App[None]):
     def compose(self) -> ComposeResult:
@@ -112,6 +115,7 @@ async def test_what_plotlib_relies_on_of_textual_plot_is_there() -> None:
             it.has(plot, "_labels", "_datasets", "_needs_canvas_resize", "_needs_rerender")
             it.takes(PlotWidget, "_rerender")
             it.takes(PlotWidget, "_render_line_plot", "dataset")
+            it.takes(PlotWidget, "_render_y_ticks")
             with plot.deferred():
                 plot.plot([0.0, 1.0], [2.0, 3.0], label="a")
                 plot.set_xlimits(0.0, 10.0)
@@ -128,6 +132,9 @@ async def test_what_plotlib_relies_on_of_textual_plot_is_there() -> None:
             inside = Region(1, 1, canvas.size.width - 2, canvas.size.height - 2)
             it.holds(plot.scale_box == inside, "`_scale_rectangle` is the plot canvas's inside")
             it.holds(plot.canvases_sized, "a render clears `_needs_canvas_resize`")
+            margin = plot.query_one("#margin-left", Canvas)
+            top = "".join(margin.get_pixel(x, 0)[0] for x in range(4))
+            it.holds(top == "unit", "`_render_y_ticks` draws the left margin, reset first")
 
 
 async def test_what_plotlib_relies_on_of_textual_hires_canvas_is_there() -> None:
@@ -288,7 +295,7 @@ CHECKED = {
     PLOTLIB: {
         "_x_min", "_x_max", "_y_min", "_y_max", "_scale_rectangle", "_labels", "_datasets",
         "_needs_canvas_resize", "_needs_rerender", "_rerender", "_render_line_plot",
-        "_buffer", "_styles", "_canvas_size", "_refreshes_pending",
+        "_render_y_ticks", "_buffer", "_styles", "_canvas_size", "_refreshes_pending",
     },
     COMPAT: {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",

@@ -155,7 +155,9 @@ async def test_export_writes_markdown_and_copies_it(make_app: MakeApp, tmp_path:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("e")
         text = (tmp_path / "anemon-summary.md").read_text()
-        assert text.startswith("| arm | trials | tokens |")
+        title, blank, header = text.splitlines()[:3]
+        assert title.startswith("### sample.jsonl") and not blank  # its source, device, date
+        assert header.startswith("| arm | trials | tokens |")
         assert "| minicpm5_1b_gpu_int8 | 30 | 7,680 |" in text
         assert app.clipboard == text
         await pilot.press("e")

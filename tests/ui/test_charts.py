@@ -21,6 +21,7 @@ from textual_hires_canvas import Canvas
 from textual_hires_canvas.hires import HiResMode
 
 from anemon.events import THERMAL_NAMES, EndEvent, StartEvent, TelemetryEvent, TrialEvent
+from anemon.feeds.runs import Runs
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
@@ -237,18 +238,21 @@ async def test_the_power_chart_colours_each_reading_by_the_arm_running(make_app:
         session = app.feed.session
         decode = [d.line_style for d in app.query_one("#decode", Chart)._datasets]
         colours = [d.line_style for d in power._datasets]
-        assert colours == [NO_ARM, decode[0], NO_ARM, decode[1]]
+        # grey between the arms and after the last one's last trial (where the app ran it:
+        # the sample's t= counts from the first trial, 5.5 s after the START)
+        assert colours == [NO_ARM, decode[0], NO_ARM, decode[1], NO_ARM]
         assert "on battery" in str(power.border_title)
         for data, arm in zip(power._datasets[1::2], session.arms.values(), strict=True):
             # from its START to its last trial; the first point joins the grey line before
             assert arm.start is not None
             first = session.first_t or 0.0
-            began, last = arm.start.t - first, float(column(arm.columns["t"]).max()) - first
+            began = arm.start.t - first
+            last = float(column(arm.columns["placed_t"]).max()) - first
             assert began <= data.x[1:].min() and data.x.max() <= last, arm.name
         ane, gpu = (float(d.y.max()) for d in power._datasets[1::2])
         assert (ane, gpu) == (pytest.approx(4.5), pytest.approx(6.2))  # each arm's burst
         lines = power_lines(session)  # before decimation: every reading once, joins apart
-        assert sum(len(line.x) for line in lines) - 3 == len(session.power_w.t)
+        assert sum(len(line.x) for line in lines) - 4 == len(session.power_w.t)
 
 
 def test_power_readings_after_a_running_arms_last_trial_are_still_its_own() -> None:
@@ -266,7 +270,8 @@ def test_power_readings_after_a_running_arms_last_trial_are_still_its_own() -> N
     session.add(TelemetryEvent(t=last_trial + 2, wall=0.0, power_w=1.1, plugged=True))
     assert [line.colour for line in power_lines(session)][-1] == NO_ARM
     starts, ends, names = arm_spans(session)
-    assert names == ["minicpm5_1b_ane_pal8"] and ends[0] == last_trial
+    placed = max(column(session.arms["minicpm5_1b_ane_pal8"].columns["placed_t"]))
+    assert names == ["minicpm5_1b_ane_pal8"] and ends[0] == placed  # where the app ran it
     assert starts[0] == session.arms[names[0]].start.t  # loading counts as the arm's
 
 
@@ -433,12 +438,17 @@ async def test_a_thermal_state_is_drawn_on_the_row_of_its_name(
         assert problems(thermal) == []
 
 
-def tick_labels(chart: Chart) -> list[str]:
-    """What the y axis says, row by row (blank rows left out)."""
+def axis_rows(chart: Chart) -> list[str]:
+    """What the y axis's margin says, row by row: the unit on the first (the top axis
+    line's), the tick labels below it."""
     margin = chart.query_one("#margin-left", Canvas)
-    rows = ["".join(margin.get_pixel(x, y)[0] for x in range(margin.size.width)).strip()
+    return ["".join(margin.get_pixel(x, y)[0] for x in range(margin.size.width)).strip()
             for y in range(margin.size.height)]  # fmt: skip
-    return [row for row in rows if row]
+
+
+def tick_labels(chart: Chart) -> list[str]:
+    """The y axis's tick labels, top to bottom (blank rows left out)."""
+    return [row for row in axis_rows(chart)[1:] if row]
 
 
 @pytest.mark.parametrize("layout", ["default", "wall", "ab"])
@@ -557,3 +567,49 @@ def test_line_drawing_sets_the_cells_textual_hires_canvas_would(
     paint_braille(ours, *line_dots(ours, x, y), "red")
     assert ours._buffer == theirs._buffer  # the canvas has no public getter for its cells
     assert ours._styles == theirs._styles
+
+
+def dipping(decode: list[float]) -> Dashboard:
+    """A live dashboard on one arm whose decode runs through `decode` (a trial every 5 s)."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    for n, tps in enumerate(decode, 1):
+        add(TrialEvent(t=5.0 * n, wall=0.0, arm="a", trial=n, decode_tps=tps, thermal=1))
+    return Dashboard(Runs.one(feed), layouts.resolve("default"))
+
+
+@pytest.mark.parametrize("height", [30, 33, 36, 40, 46, 60])
+async def test_a_small_dip_in_decode_is_drawn_as_small_on_even_ticks(height: int) -> None:
+    """A 3 % dip (56 → 54.3 tok/s) on an axis of ±10 % of the median at least, whose labels
+    are one step apart, a blank row between any two."""
+    app = dipping([56.0 - 1.7 * (n > 20) + 0.1 * (n % 3) for n in range(40)])
+    async with app.run_test(size=(120, height)) as pilot:
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        if decode.short:
+            return
+        assert decode._y_max - decode._y_min >= 0.2 * 55.0
+        rows = axis_rows(decode)
+        labelled = [y for y, row in enumerate(rows) if row and y > 0]
+        assert len(labelled) >= 2 and all(b - a >= 2 for a, b in itertools.pairwise(labelled)), (
+            rows,
+            decode._y_min,
+            decode._y_max,
+            decode.plot_size,
+        )
+        values = np.array([float(rows[y]) for y in labelled])
+        assert np.allclose(np.diff(values), values[1] - values[0]), rows
+
+
+async def test_a_legend_never_floats_over_where_the_newest_points_come() -> None:
+    """Early spikes fill both left corners, the right ones are free: the legend goes to the
+    bottom border rather than over the right of the plot, where the next trials are drawn."""
+    app = dipping([80.0 if n % 2 else 20.0 for n in range(8)] + [50.0] * 40)
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        legend = decode.query_one("#legend")
+        plot = decode.query_one("#plot", Canvas).region
+        assert not legend.display or legend.region.right <= plot.x + plot.width // 2
+        assert decode._subtitle is not None and decode._subtitle.plain == "━ a"

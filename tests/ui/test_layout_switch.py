@@ -119,3 +119,23 @@ async def test_a_layout_file_that_does_not_parse_is_said_and_left_out(tmp_path: 
         app.use_layout(layouts.COMPACT, say=False)  # the stylesheet still works
         await pilot.pause()
         assert app.layout_path == layouts.COMPACT and not app.query_one("#charts").display
+
+
+async def test_charts_a_grown_terminal_shows_are_drawn_though_the_replay_has_ended(
+    tmp_path: Path,
+) -> None:
+    """Started small (compact: no charts), the ended replay sends no more data; grown to
+    200x60, the default layout's charts are drawn at their size, not left empty."""
+    from anemon.ui.charts.chart import Chart
+
+    feed = replay_feed(markers_dir=tmp_path)
+    app = Dashboard(Runs.one(feed), layouts.DEFAULT, save_dir=tmp_path, chosen=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.layout_path == layouts.resolve("compact")
+        await pilot.resize_terminal(200, 60)
+        for _ in range(3):  # the layout's refresh, the charts' Resized, their draw
+            await pilot.pause()
+        decode = app.query_one("#decode", Chart)
+        assert app.layout_path == layouts.DEFAULT and decode.region.area
+        assert decode._datasets and decode._y_max > 1.0

@@ -108,3 +108,12 @@ def test_work_left_settles_after_a_few_rounds_at_most() -> None:
         s.draw_charts(charts, draw, force=False)
         rounds += 1
     assert rounds == SETTLE_ROUNDS
+
+
+def test_the_table_is_due_at_once_for_new_records_and_paced_for_readings_alone() -> None:
+    s, now, _ = scheduler()
+    assert s.table_due(rows=1)
+    assert s.table_due(rows=2)  # a new trial: the round that shows it in the header
+    assert not s.table_due(rows=2) and s.table_owed  # a host reading alone: its second waits
+    now.t += TABLE_EVERY_S
+    assert s.table_due(rows=2)

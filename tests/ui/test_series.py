@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.geometry import Region
 
 from anemon.events import (
@@ -18,7 +20,15 @@ from anemon.events import (
     PreflightEvent,
     TextEvent,
 )
-from anemon.ui.charts.axes import readable_range, x_limits, y_limits
+from anemon.ui.charts.axes import (
+    MIN_TICK_ROWS,
+    ROWS_APART,
+    FittedFormatter,
+    Least,
+    on_ticks,
+    x_limits,
+    y_limits,
+)
 from anemon.ui.charts.drawing import to_cells
 from anemon.ui.series import (
     bar,
@@ -116,36 +126,45 @@ def test_bar_places_the_head_and_marks(args: tuple, drawn: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("ys", "limits"),
+    ("ys", "fixed", "least", "limits"),
     [
-        ([np.array([38.0, 38.0])], (37.5, 38.5)),
-        ([np.array([1.0, 50.0])], (None, None)),
-        ([], (None, None)),
+        ([np.array([2200.0, 4100.0]), np.array([1000.0, 1250.0])], (None, None), Least(),
+         (0.0, 6000.0)),
+        ([np.array([38.0, 38.0]), np.empty(0)], (None, None), Least(), (37.0, 39.0)),
+        ([np.array([54.0, 55.0, 56.0])], (None, None), Least(share=0.2), (45.0, 65.0)),
+        ([np.array([0.2, 0.4])], (None, None), Least(share=0.2), (0.0, 1.5)),
+        ([np.array([95.0])], (0, 100), Least(), (0, 100)),
+        ([np.array([-0.5, 101.0])], (0, 100), Least(), (-50.0, 150.0)),
+        ([], (None, None), Least(), (None, None)),
     ],
-    ids=["flat", "spread", "empty"],
-)
-def test_a_flat_series_gets_a_readable_range(ys: list[np.ndarray], limits: tuple) -> None:
-    assert readable_range(ys) == limits
+    ids=["two series, a margin, out to ticks", "flat", "tok/s: +/-10 % of the median",
+         "from 0, not below", "within fixed", "beyond fixed", "none"],
+)  # fmt: skip
+def test_y_limits_cover_every_series_on_ticks(
+    ys: list[np.ndarray], fixed: tuple, least: Least, limits: tuple
+) -> None:
+    assert y_limits(ys, fixed, least, rows=8) == limits
 
 
-@pytest.mark.parametrize(
-    ("ys", "fixed", "limits"),
-    [
-        (
-            [np.array([2200.0, 4100.0]), np.array([1000.0, 1250.0])],
-            (None, None),
-            (1000.0 - 0.05 * 3100, 4100.0 + 0.05 * 3100),
-        ),
-        ([np.array([38.0, 38.0]), np.empty(0)], (None, None), (37.5, 38.5)),
-        ([np.array([95.0])], (0, 100), (0, 100)),
-        ([np.array([-0.5, 101.0])], (0, 100), (-0.5, 101.0)),
-        ([], (None, None), (None, None)),
-        ([np.empty(0)], (-0.1, 3.1), (-0.1, 3.1)),
-    ],
-    ids=["two series and a margin", "flat", "within fixed", "beyond fixed", "none", "empty"],
+@given(
+    st.floats(-1e6, 1e6).map(lambda v: round(v, 3)),
+    st.floats(1e-2, 1e6),
+    st.integers(MIN_TICK_ROWS, 60),
 )
-def test_y_limits_cover_every_series(ys: list[np.ndarray], fixed: tuple, limits: tuple) -> None:
-    assert y_limits(ys, fixed) == limits
+def test_ticks_are_evenly_spaced_rows_apart_from_end_to_end(
+    lo: float, span: float, rows: int
+) -> None:
+    """Every step the same, two labels never on one row or on rows next to each other, and
+    the axis starts and ends on a tick."""
+    low, high = on_ticks(lo, lo + span, rows)
+    assert low <= lo and lo + span <= high
+    axis = FittedFormatter()
+    axis.rows = rows
+    ticks = axis.get_ticks(low, high)
+    assert (ticks[0], ticks[-1]) == (pytest.approx(low), pytest.approx(high))
+    steps = np.diff(ticks)
+    assert len(steps) and np.allclose(steps, steps[0])
+    assert steps[0] / (high - low) * rows >= ROWS_APART * (1 - 1e-9)
 
 
 @pytest.mark.parametrize(
@@ -205,3 +224,22 @@ def test_the_charging_state_in_words(
     charging: bool | None, plugged: bool | None, app: str | None, shown: str
 ) -> None:
     assert charging_text(charging, plugged, app) == shown
+
+
+SAFE_GLYPHS = ((0x20, 0x7E), (0xA0, 0xFF), (0x2010, 0x2027), (0x2190, 0x21FF),
+               (0x2500, 0x25FF))  # fmt: skip
+"""Latin, punctuation, arrows, box drawing, blocks and shapes: what the browser view's fonts
+(xterm.js in textual-serve) and every terminal font have; not U+23F8 ⏸ (Misc Technical)."""
+
+
+@pytest.mark.parametrize(("paused", "finished"), [(True, False), (False, True), (False, False)])
+def test_the_timeline_says_its_state_in_glyphs_every_font_has(paused: bool, finished: bool) -> None:
+    from types import SimpleNamespace
+
+    from anemon.store import Session
+    from anemon.ui.timeline import timeline_text
+
+    replay = SimpleNamespace(paused=paused, finished=finished, position=5.0, duration=60.0,
+                             speed=1.0, session=Session(), start=0.0)  # fmt: skip
+    text = timeline_text(replay, 60).plain  # type: ignore[arg-type]
+    assert all(any(a <= ord(c) <= b for a, b in SAFE_GLYPHS) for c in text), text

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from textual_plot.axis_formatter import AxisFormatter, NumericAxisFormatter
+from textual_plot.axis_formatter import AxisFormatter
 
 from anemon.events import THERMAL_NAMES
 
@@ -62,21 +63,59 @@ def compact(value: float) -> str:
     return f"{value:.4g}"
 
 
-class FittedFormatter(NumericAxisFormatter):
-    """A numeric y axis with no more ticks than its `rows` can hold a row apart (every k-th
-    of the nice ticks in range), so no two labels share, and overwrite, a row; labels too
-    long for the axis are given `compact`ly."""
+STEPS = (1.0, 2.0, 2.5, 5.0)
+"""A numeric axis's tick step is one of these times a power of ten."""
+ROWS_APART = 2
+"""Rows from one tick label to the next, at least: a blank row between two labels, never two
+on one row or on rows next to each other."""
+MIN_TICK_ROWS = 2 * ROWS_APART
+"""Rows a numeric axis needs to start and end on a tick, whatever its range (`on_ticks`)."""
+
+
+def tick_step(span: float, rows: int) -> float:
+    """The smallest round step whose ticks, over `span` drawn `rows` rows from its top label
+    to its bottom one, are `ROWS_APART` rows apart or more."""
+    least = max(span, 1e-12) * ROWS_APART / max(rows, 1)
+    scale = 10 ** math.floor(math.log10(least))
+    return next(m * scale for m in (*STEPS, 10.0) if m * scale >= least * (1 - 1e-9))
+
+
+def on_ticks(lo: float, hi: float, rows: int) -> tuple[float, float]:
+    """`lo`..`hi` widened to the nearest ticks outside them, so that the axis starts and ends
+    on a label. A wider span can need a larger step, so until the step holds: on 4 rows or
+    more it does once the step is as wide as the data, whose range then touches two steps at
+    most. On fewer, `lo`..`hi` as they are (a chart that short shows its values in words)."""
+    if rows < MIN_TICK_ROWS:
+        return lo, hi
+    step = tick_step(hi - lo, rows)
+    while True:
+        low, high = math.floor(lo / step) * step, math.ceil(hi / step) * step
+        if high - low < step:  # lo == hi on a tick
+            high = low + step
+        wider = tick_step(high - low, rows)
+        if wider <= step:
+            return low, high
+        step = wider
+
+
+class FittedFormatter(AxisFormatter):
+    """A numeric y axis whose ticks are the multiples of one round step (`tick_step`) in its
+    range, `ROWS_APART` rows apart on its `rows`; labels too long for the axis are given
+    `compact`ly."""
 
     def __init__(self) -> None:
         self.rows = 8
 
     def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
-        ticks = [t for t in super().get_ticks(min_, max_, max_ticks) if min_ <= t <= max_]
-        room = max(1, (self.rows + 1) // 2)
-        return ticks[:: math.ceil(len(ticks) / room)] if ticks else ticks
+        step = tick_step(max_ - min_, self.rows)
+        first, last = math.ceil(min_ / step - 1e-9), math.floor(max_ / step + 1e-9)
+        return [round(n * step, 12) for n in range(first, last + 1)]
 
     def get_labels_for_ticks(self, ticks: Sequence[float]) -> list[str]:
-        labels = super().get_labels_for_ticks(ticks)
+        """Each tick with the decimals its step needs (52.5, never a rounded 52)."""
+        step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else 1.0
+        places = next((d for d in range(7) if abs(round(step, d) - step) < step * 1e-6), 6)
+        labels = [f"{tick:.{places}f}" for tick in ticks]
         if all(len(label) <= LABEL_WIDTH for label in labels):
             return labels
         return [compact(tick) for tick in ticks]
@@ -84,6 +123,32 @@ class FittedFormatter(NumericAxisFormatter):
 
 MARGIN = 0.05
 """Of the data's span, above and below an autoscaled range: extremes clear the axis lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class Least:
+    """The least span of an autoscaled value axis: `share` of the median of its values, and
+    never less than `floor` (in their unit), so that a dip of a few % is not drawn from the
+    top of the chart to its bottom (docs/ARCHITECTURE.md, "Charts' scales")."""
+
+    share: float = 0.02
+    floor: float = 1.0
+
+
+ANY_LEAST = Least()
+"""Every autoscaled axis (free disk GB): 2 % of its values, 1 at least."""
+
+
+def widened(lo: float, hi: float, median: float, least: Least) -> tuple[float, float]:
+    """`lo`..`hi`, or the least span (`least`) around their middle, whichever is wider; not
+    below 0 for values that are not."""
+    span = max(least.floor, least.share * abs(median))
+    if hi - lo >= span:
+        return lo, hi
+    low = (lo + hi - span) / 2
+    if low < 0 <= lo:
+        low = 0.0
+    return low, low + span
 
 
 def extent(values: list[np.ndarray]) -> tuple[float, float] | None:
@@ -101,34 +166,24 @@ def x_limits(xs: list[np.ndarray], end: float) -> tuple[float, float]:
 
 
 def y_limits(
-    ys: list[np.ndarray], fixed: tuple[float | None, float | None]
+    ys: list[np.ndarray],
+    fixed: tuple[float | None, float | None],
+    least: Least,
+    rows: int,
 ) -> tuple[float | None, float | None]:
-    """A chart's fixed limits widened to its data, or the data's range and a margin."""
+    """A chart's fixed limits widened to its data, or the data's range widened to its least
+    span (`least`) with a margin; either way out to the ticks outside (`on_ticks`, for an
+    axis of `rows` rows)."""
     span = extent(ys)
     if span is None:
         return fixed
     lo, hi = span
     if fixed != (None, None):
-        return (
-            lo if fixed[0] is None else min(fixed[0], lo),
-            hi if fixed[1] is None else max(fixed[1], hi),
-        )
-    flat = readable_range(ys)
-    if flat != (None, None):
-        return flat
-    margin = (hi - lo) * MARGIN
-    return lo - margin, hi + margin
-
-
-def readable_range(ys: list[np.ndarray]) -> tuple[float | None, float | None]:
-    """Autoscale, but a flat series (free disk) gets a span its tick labels can tell apart."""
-    values = [y for y in ys if len(y)]
-    if not values:
-        return (None, None)
-    lo = float(min(np.min(y) for y in values))
-    hi = float(max(np.max(y) for y in values))
-    least = max(1.0, abs(hi) * 0.02)
-    if hi - lo >= least:
-        return (None, None)
-    middle = (hi + lo) / 2
-    return (middle - least / 2, middle + least / 2)
+        lo = lo if fixed[0] is None else min(fixed[0], lo)
+        hi = hi if fixed[1] is None else max(fixed[1], hi)
+    else:
+        lo, hi = widened(lo, hi, float(np.median(np.concatenate(ys))), least)
+        margin = (hi - lo) * MARGIN
+        low, hi = lo - margin, hi + margin
+        lo = 0.0 if low < 0 <= lo else low  # tok/s, watts: never a negative tick
+    return on_ticks(lo, hi, rows)

@@ -12,8 +12,9 @@ from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.widgets import Static
-from textual_hires_canvas import Canvas
+from textual_hires_canvas import Canvas, TextAlign
 from textual_plot import HiResMode, LegendLocation
 from textual_plot.plot_widget import FloatScalar, LinePlot
 
@@ -21,6 +22,7 @@ from anemon.events import THERMAL_NAMES
 from anemon.store import Session
 from anemon.ui.charts.axes import (
     LABEL_WIDTH,
+    MIN_TICK_ROWS,
     ElapsedFormatter,
     FittedFormatter,
     ThermalFormatter,
@@ -47,9 +49,10 @@ from anemon.ui.charts.specs import CHARTS, REF, ChartSpec, Line, dimmed, elapsed
 from anemon.ui.overlay import Overlay
 from anemon.ui.series import Follower, decimate, steps
 
-MIN_ROWS = 3
-"""Rows inside the axes a numeric chart needs: two ticks (`FittedFormatter`) on rows of their
-own, so a reader can tell the scale. Fewer, and the chart shows its latest values as text."""
+MIN_ROWS = MIN_TICK_ROWS + 1
+"""Rows inside the axes a numeric chart needs: two ticks (`FittedFormatter`) a blank row
+apart or more, at its ends (`label_rows` apart), so a reader can tell the scale. Fewer, and
+the chart shows its latest values as text."""
 
 
 Latest = tuple[str, str | None, str]
@@ -86,7 +89,7 @@ def latest_text(
     colours name the arms, as in every chart), as many as fit in `height` lines. Never an
     entry cut in two."""
     if not entries:
-        return Text(empty, style="dim")
+        return Text(empty, style="italic")  # dim: < 4.5:1
 
     def entry(colour: str, label: str | None, value: str, named: bool = True) -> Text:
         name = f"{label} " if label and named else ""
@@ -123,8 +126,17 @@ class Chart(PlotBase, can_focus=False):
     Too short to label its values correctly (fewer rows inside the axes than `min_rows`), it
     shows its latest value per arm as text instead of the plot: a chart never lies."""
 
+    # the titles, tick labels and unit at >= 4.5:1 against the background (WCAG AA): Textual
+    # draws a title in its border's colour and textual-plot its labels in $secondary, both
+    # navy on near-black (tests/ui/test_contrast.py)
     DEFAULT_CSS = """
-    Chart { border: round $secondary-darken-2; }
+    Chart {
+        border: round $secondary-darken-2;
+        border-title-color: $foreground;
+        border-subtitle-color: $foreground;
+        & > .plot--tick { color: $foreground-muted; }
+        & > .plot--label { color: $foreground; text-style: bold; }
+    }
     Chart > .latest { display: none; layer: plot; padding: 0 1; }
     Chart.short > Grid { display: none; }
     Chart.short > .latest { display: block; }
@@ -151,6 +163,8 @@ class Chart(PlotBase, can_focus=False):
         self.segments: Segments = {}
         """The braille dots of the segments drawn lately (`line_dots`)."""
         self._short_text: tuple[object, ...] | None = None
+        self.plotted = False
+        """The last draw had points (an empty chart's axes are textual-plot's own 0-1)."""
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -174,6 +188,15 @@ class Chart(PlotBase, can_focus=False):
         self.margin_left = 10 if self.spec.thermal_axis else LABEL_WIDTH + 1
         self.set_x_formatter(self.elapsed_axis)
         self.set_y_formatter(ThermalFormatter() if self.spec.thermal_axis else self.y_axis)
+
+    def y_axis_drawn(self, margin: Canvas) -> None:
+        """The unit beside the value axis, on the row of its top line (no tick lands there:
+        the top of the range is drawn a row below it), right-aligned as the labels are."""
+        if self.spec.unit and self.plotted:  # empty axes' ticks are textual-plot's, on its row
+            style = self.get_component_rich_style("plot--label")
+            margin.write_text(
+                self.margin_left - 2, 0, f"[{style}]{self.spec.unit}", TextAlign.RIGHT
+            )
 
     def render(self) -> RenderResult:
         """textual-plot's drawing, its canvases repainted only where a row changed: it draws
@@ -200,6 +223,12 @@ class Chart(PlotBase, can_focus=False):
         width = self.content_size.width - self.margin_left - 2
         height = self.content_size.height - self.margin_top - self.margin_bottom - 2
         return width, height
+
+    @property
+    def label_rows(self) -> int:
+        """Rows from the y axis's top label to its bottom one: the top of the range is drawn
+        on the first row inside the axes, its bottom on the last."""
+        return self.plot_size[1] - 1
 
     @property
     def columns(self) -> int:
@@ -250,7 +279,7 @@ class Chart(PlotBase, can_focus=False):
         if self.show_short():
             return True
         self.elapsed_axis.fit = max(2, self.columns // 7)
-        self.y_axis.rows = self.plot_size[1]
+        self.y_axis.rows = self.label_rows
         points = []  # (x, y, line, labelled): a line cut at its breaks, labelled once
         for line, (x, y) in zip(lines, self.follow(session, lines), strict=True):
             for n, (x_part, y_part) in enumerate(cut(x, y, line.breaks)):
@@ -259,7 +288,10 @@ class Chart(PlotBase, can_focus=False):
                 points.append((x_part, y_part, line, n == 0))
         # explicit limits from exactly the points handed over: none falls outside the axes
         xlim = x_limits([x for x, *_ in points], end)
-        ylim = y_limits([y for _, y, *_ in points], self.spec.ylimits(session))
+        self.plotted = bool(points)
+        ylim = self.spec.ylimits(session)
+        if not self.spec.thermal_axis:  # the thermal axis names its four states
+            ylim = y_limits([y for _, y, *_ in points], ylim, self.spec.least, self.label_rows)
         with self.deferred():  # drawn below, once
             self.clear()
             for x, y, line, labelled in points:
@@ -283,10 +315,21 @@ class Chart(PlotBase, can_focus=False):
         inside = Region(1, 1, plot.size.width - 2, plot.size.height - 2)
         return bool(plot.size) and self.scale_box == inside
 
+    def on_hide(self) -> None:
+        # hidden by a layout: not short either (shown again, its size says, `show_short`), so
+        # a layout switched to looks as one chosen at start
+        self.set_class(False, "short")
+
+    class Resized(Message):
+        """Laid out at a size it has not drawn at (shown by a new layout, a resized terminal):
+        it needs a draw even if no new data comes (an ended replay sends none)."""
+
     def on_resize(self) -> None:
+        if self.drawn is None or self.drawn[2] != self.content_size:
+            self.post_message(self.Resized())
         # the points stay until the next draw, but a legend placed for the old size may hide them
         self.place_legend()
-        self.y_axis.rows = self.plot_size[1]  # the ticks are placed again at the new height
+        self.y_axis.rows = self.label_rows  # the ticks are placed again at the new height
         self.show_short()
 
     def show_short(self) -> bool:
@@ -304,7 +347,7 @@ class Chart(PlotBase, can_focus=False):
         return short
 
     def place_legend(self) -> None:
-        """In the first corner (bottom left first) where it hides no line; else in the bottom
+        """In the first left corner (bottom first) where it hides no line; else in the bottom
         border, if it fits there whole; else not at all.
 
         The legend floats over the plot: on a small chart it would cover the lines it names,
@@ -403,12 +446,9 @@ SUBTITLE_ROOM = 6
 """Cells of the bottom border a subtitle leaves: its corners and the space around it."""
 
 
-LEGEND_CORNERS = (
-    LegendLocation.BOTTOMLEFT,
-    LegendLocation.TOPLEFT,
-    LegendLocation.TOPRIGHT,
-    LegendLocation.BOTTOMRIGHT,
-)
+LEGEND_CORNERS = (LegendLocation.BOTTOMLEFT, LegendLocation.TOPLEFT)
+"""Where a legend may float: the left, the oldest points; the newest come in on the right,
+where a legend would cover them as they come."""
 
 
 class Charts(Vertical):

@@ -84,6 +84,15 @@ class PlotBase(PlotWidget):
         it to textual-plot."""
         return False
 
+    def _render_y_ticks(self) -> None:
+        """textual-plot draws the y axis's ticks and labels here (from `_render_plot`), on its
+        left margin canvas, reset first: then `y_axis_drawn`."""
+        super()._render_y_ticks()
+        self.y_axis_drawn(self.query_one("#margin-left", Canvas))
+
+    def y_axis_drawn(self, margin: Canvas) -> None:
+        """Add to the y axis's margin, its labels drawn."""
+
 
 def canvas_rows(canvas: Canvas) -> tuple[list[list[str]], list[list[str]]]:
     """The canvas's characters and styles, row by row, live: a change shows at the canvas's

@@ -14,7 +14,7 @@ from textual.color import Color
 from anemon.events import THERMAL_NAMES
 from anemon.store import ArmSeries, Session
 from anemon.ui import overlay
-from anemon.ui.charts.axes import MARGIN
+from anemon.ui.charts.axes import ANY_LEAST, MARGIN, Least
 from anemon.ui.overlay import Overlay
 from anemon.ui.series import SHOWN_ARMS, column, left_out, left_out_text, owners, runs
 from anemon.ui.status import power_state
@@ -76,6 +76,10 @@ class ChartSpec:
     """The overlay's curves for this chart (`anemon replay --overlay`); None: it has none."""
     empty: str = "no data yet"
     """What the text form says while there is no reading."""
+    unit: str = ""
+    """The values' unit, drawn above the value axis ("": none, the thermal chart's states)."""
+    least: Least = ANY_LEAST
+    """The least span of its value axis when autoscaled."""
 
 
 def elapsed(session: Session) -> float:
@@ -92,7 +96,7 @@ def arm_colour(session: Session, name: str) -> str:
 
 def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
     timed = column(arm.columns["warmup"]) == 0
-    x = _since_start(session, column(arm.columns["t"])[timed])
+    x = _since_start(session, column(arm.columns["placed_t"])[timed])
     launches = runs(column(arm.columns["round"])[timed])[1:]
     breaks = x[[launch.start for launch in launches]]
     y = column(arm.columns[name])[timed]
@@ -186,7 +190,7 @@ def arm_spans(session: Session) -> tuple[np.ndarray, np.ndarray, list[str]]:
     come before its next trial)."""
     spans: list[tuple[float, float, str]] = []
     for arm in session.recent_arms(SHOWN_ARMS):
-        t, rounds = column(arm.columns["t"]), column(arm.columns["round"])
+        t, rounds = column(arm.columns["placed_t"]), column(arm.columns["round"])
         mine = [(float(t[r].min()), float(t[r].max()), arm.name) for r in runs(rounds)]
         if arm.start is not None:
             begin = arm.start.t
@@ -363,7 +367,12 @@ def nth_arm_chart(index: int) -> ChartSpec:
         xmax=longest_arm,
         data=trials,
         reference=ref_nth_arm(index),
+        unit="tok/s",
     )
+
+
+TPS_LEAST = Least(share=0.2)
+"""A tok/s axis spans ±10 % of the median at least: a 3 % dip reads as one."""
 
 
 CHARTS: dict[str, ChartSpec] = {
@@ -373,6 +382,8 @@ CHARTS: dict[str, ChartSpec] = {
         legend=True,
         data=trials,
         reference=ref_arm("decode_tps"),
+        unit="tok/s",
+        least=TPS_LEAST,
     ),
     "power": ChartSpec(
         power_title,
@@ -381,6 +392,7 @@ CHARTS: dict[str, ChartSpec] = {
         data=power_data,
         value=lambda v: f"{v:.2f} W",
         reference=ref_series("power_w"),
+        unit="W",
     ),
     "prefill": ChartSpec(
         per_arm_title("prefill tok/s"),
@@ -389,6 +401,8 @@ CHARTS: dict[str, ChartSpec] = {
         data=trials,
         value=lambda v: f"{v:,.0f}",
         reference=ref_arm("prompt_tps"),
+        unit="tok/s",
+        least=TPS_LEAST,
     ),
     "thermal": ChartSpec(
         lambda s: "thermal state",
@@ -405,12 +419,14 @@ CHARTS: dict[str, ChartSpec] = {
         lambda s: (0, 100),
         data=lambda s: (s.battery.last(), s.battery_state),
         value=lambda v: f"{v:.0f} %",
+        unit="%",
     ),
     "free": ChartSpec(
         lambda s: "free disk GB",
         session_line("free_gb", "#87afff"),
         data=latest("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
+        unit="GB",
     ),
     "memory": ChartSpec(
         process_title("app memory GB", "mem_gb"),
