@@ -10,7 +10,6 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import orjson
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.segment import Segment
@@ -607,10 +606,6 @@ def markdown_of_sources(sources: Sequence[SourceSummaries]) -> str:
     )
 
 
-_JSON_OPTIONS = (
-    orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-)
-"""orjson's form of `json.dumps(indent=2)`; what json cannot encode, orjson refuses too."""
 _NOT_AS_JSON = re.compile(rb"e-|0\.0000|\x7f")
 """Where orjson's bytes may not be json's: a float under 1e-4 (json writes `1e-05`, orjson
 `0.00001` or `1e-9`) and DEL (json escapes it); non-ASCII is checked apart (json escapes it)."""
@@ -626,8 +621,14 @@ def strict_json(value: object) -> str:
 
 
 def _encoded(value: object) -> bytes:
+    import orjson  # JSON only: a table or CSV summary starts without it
+
+    # orjson's form of `json.dumps(indent=2)`; what json cannot encode, orjson refuses too
+    options = (
+        orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+    )
     try:
-        out = orjson.dumps(value, option=_JSON_OPTIONS)  # NaN and infinities: null
+        out = orjson.dumps(value, option=options)  # NaN and infinities: null
     except TypeError:  # an int past 64 bits, a key that is not a str, a lone surrogate, ...
         return _json_encoded(value)
     if not out.isascii() or _NOT_AS_JSON.search(out):
