@@ -20,6 +20,7 @@ from rich.table import Table
 
 from anemon.analysis.render import (
     LinesTable,
+    fit_columns,
     fit_table,
     fmt,
     given_notes,
@@ -30,6 +31,7 @@ from anemon.analysis.render import (
     serious_share,
     thermal_cell,
 )
+from anemon.analysis.render import title as markdown_title
 from anemon.analysis.summary import ArmSummary
 from anemon.analysis.sustained import burst_to_sustained, retained_cell
 from anemon.store import Session
@@ -59,14 +61,23 @@ class SourceArms:
     source: str
     summaries: tuple[ArmSummary, ...]
     computes: Mapping[str, str | None]
+    title: str = ""
+    """Its Markdown title, as `summary`'s (`render.title`); "": the source alone."""
 
     @classmethod
-    def of(cls, source: str, session: Session, summaries: Iterable[ArmSummary]) -> SourceArms:
+    def of(
+        cls,
+        source: str,
+        session: Session,
+        summaries: Iterable[ArmSummary],
+        device: str | None = None,
+    ) -> SourceArms:
+        """`device`: the recording's backend, which the title names."""
         computes = {
             name: arm.start.compute if arm.start is not None else None
             for name, arm in session.arms.items()
         }
-        return cls(source, tuple(summaries), computes)
+        return cls(source, tuple(summaries), computes, markdown_title(source, session, device))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +108,8 @@ class Comparison:
     sources: tuple[str, ...]
     by: By
     arms: tuple[ArmComparison, ...]
+    titles: tuple[str, ...] = ()
+    """Each source's Markdown title (`SourceArms.title`), for the Markdown's own."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -113,7 +126,8 @@ def compare(sources: Sequence[SourceArms], by: By = "arm") -> Comparison:
     arms = tuple(
         _compare_arm(name, tuple(groups.get(name) for groups in grouped)) for name in names
     )
-    return Comparison(tuple(s.source for s in sources), by, arms)
+    titles = tuple(s.title or printable(s.source) for s in sources)
+    return Comparison(tuple(s.source for s in sources), by, arms, titles)
 
 
 def _groups(source: SourceArms, by: By) -> dict[str, ArmSummary]:
@@ -197,7 +211,7 @@ def _group_column(comparison: Comparison) -> str:
 def table_columns(comparison: Comparison) -> tuple[str, ...]:
     """The key figures, each with its change against the first source (Δ)."""
     arm = ("compute", "arm") if comparison.by == "compute" else ("arm",)
-    return (*arm, "source", "decode mean", "Δ decode", "burst → sust", "Δ sust", "retained",
+    return (*arm, "source", "decode tok/s", "Δ decode", "burst → sust", "Δ sust", "retained",
             "thermal", "serious share", "J/token", "Δ J/token",
             *(MEMORY if with_memory(comparison) else ()))  # fmt: skip
 
@@ -290,30 +304,85 @@ def _first(comparison: Comparison) -> str:
 
 DROP_ORDER = ("Δ J/token", "mem peak", "Δ sust", "serious share", "retained", "Δ decode", "J/token",
               "source", "thermal")  # fmt: skip
-"""The columns a narrow terminal loses first (the arm and the decode mean stay; thermal
-goes last: a figure without its thermal state is not comparable, domain.md)."""
+"""The columns a narrow terminal loses first, once the sources' labels are as short as they
+go (`fitted_sources`): the arm and its decode stay; thermal goes last (a figure without its
+thermal state is not comparable, domain.md)."""
+
+
+SOURCE_LEAST = 16
+"""The fewest cells a source's label is elided to (`fitted_sources`) before columns go."""
+
+
+def elided(label: str, cells: int) -> str:
+    """`label` in at most `cells` characters, its middle left out ("…"): a label's head and
+    tail are what tell sessions apart (a date's folder, a file's version)."""
+    if len(label) <= cells:
+        return label
+    head = cells // 2
+    return f"{label[:head]}…{label[len(label) - (cells - 1 - head) :]}"
+
+
+def fitted_sources(
+    names: Sequence[str], rows: list[tuple[str, ...]], width: int
+) -> tuple[list[tuple[str, ...]], bool]:
+    """`rows` with their source labels elided in the middle (`elided`) as little as lets
+    every column fit `width`, never below SOURCE_LEAST cells nor so far that two labels
+    read the same; and whether any was. Long paths cost a figure column before this."""
+    at = names.index("source")
+    labels = {row[at] for row in rows}
+    widest = max(map(len, labels), default=0)
+
+    def shortened(cells: int) -> list[tuple[str, ...]]:
+        return [(*row[:at], elided(row[at], cells), *row[at + 1 :]) for row in rows]
+
+    def fits(cells: int) -> bool:
+        return fit_columns(names, shortened(cells), width, ())[1] is not None
+
+    def distinct(cells: int) -> bool:
+        return len({elided(label, cells) for label in labels}) == len(labels)
+
+    if widest <= SOURCE_LEAST or fits(widest):
+        return rows, False
+    cells = SOURCE_LEAST  # if even these do not fit, columns go too (`fit_table`)
+    if fits(cells):  # the most cells that fit: fits(low), not fits(high)
+        low, high = cells, widest
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle)
+        cells = low
+    while not distinct(cells) and cells < widest:
+        cells += 1
+    return shortened(cells), cells < widest
 
 
 def rich_table(comparison: Comparison, width: int) -> LinesTable | Table:
+    """The table at `width`: the sources' labels elided in the middle before any column is
+    dropped (`fitted_sources`), then the columns of DROP_ORDER, first the first."""
     names = table_columns(comparison)
+    rows, shortened = fitted_sources(names, table_rows(comparison), width)
     notes = [f"Δ: change against {_first(comparison)}"] if comparison.sources else []
+    if shortened:
+        notes.append("source: …, its path elided in the middle to fit (md, csv, json: whole)")
     if any(arm.median is not None for arm in comparison.arms):
         notes.append(
             f"95 % CI: percentile bootstrap of the median, {BOOTSTRAP_RESAMPLES:,} resamples"
         )
     notes += given_notes(s for arm in comparison.arms for s in arm.sessions if s is not None)
-    return fit_table(names, table_rows(comparison), width, DROP_ORDER, notes=notes,
+    return fit_table(names, rows, width, DROP_ORDER, notes=notes,
                      left=("arm", "compute", "source"))  # fmt: skip
 
 
 def markdown(comparison: Comparison) -> str:
-    """What a lab note pastes: one table, rounds written "a / b" as the summary does."""
+    """What a lab note pastes: one table under a title naming the sessions compared (each
+    as `summary`'s Markdown title names it: source, tag, device, date), rounds written
+    "a / b" as the summary does."""
 
     def row(values: Sequence[str]) -> str:
         return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
 
     names = table_columns(comparison)
-    lines = [row(names), "|" + "---|" * len(names)]
+    lines = [f"### {' vs '.join(comparison.titles)}", ""] if comparison.titles else []
+    lines += [row(names), "|" + "---|" * len(names)]
     lines += [row(values) for values in table_rows(comparison)]
     if comparison.sources:
         lines += ["", f"Δ: change against {_first(comparison)}."]

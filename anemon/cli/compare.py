@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
     sources = [
-        compare.SourceArms.of(str(given), one.session, summarize(one.session))
+        compare.SourceArms.of(str(given), one.session, summarize(one.session), one.device)
         for given, one in zip(args.sources, loaded, strict=True)
     ]
     comparison = compare.compare(sources, by=args.by)

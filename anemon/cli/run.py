@@ -34,6 +34,9 @@ from anemon.errors import AnemonError
 from anemon.text import printable
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from anemon.analysis.summary import ArmSummary
     from anemon.control.plan import Plan
     from anemon.feeds.plan import PlanRun
     from anemon.recording.writer import Recorder
@@ -115,8 +118,8 @@ def execute(
     view = HeadlessView(console)
     for run, feed in zip(runs, feeds, strict=True):
         prefix = runs.prefix(run)
-        view.finish(feed.session, title=_said(prefix, feed.title))
-        lines = outcome_lines(feed, ending.signal)
+        summaries = view.finish(feed.session, title=_said(prefix, feed.title))
+        lines = outcome_lines(feed, ending.signal, told=summaries)
         if run in ending.failures:
             lines.append(f"failed: {ending.failures[run]}")
         for line in lines:
@@ -167,13 +170,23 @@ def worst_status(statuses: list[int]) -> int:
     return max(statuses, default=0)
 
 
-def outcome_lines(feed: PlanRun, signal: str | None = None) -> list[str]:
+def outcome_lines(
+    feed: PlanRun, signal: str | None = None, told: Iterable[ArmSummary] = ()
+) -> list[str]:
     """Which arms did not complete, and why (under the summary table); `signal`: the one
-    that stopped the run, if one did."""
+    that stopped the run, if one did. A launch whose end the table's footnote already says
+    (`told`: its summaries; the footnote gives an arm's last round: "a aborted: the operator
+    aborted the arm") is not said again."""
     result = feed.result
     if result is None:
         return ["the run did not finish"]
-    lines = [f"not completed: {o.describe()}" for o in result.failures]
+    said = {(s.arm, s.status, s.status_reason or "") for s in told}
+    last = {o.arm: o for o in result.outcomes}  # each arm's last launch
+    lines = [
+        f"not completed: {o.describe()}"
+        for o in result.failures
+        if not (last[o.arm] is o and (o.arm, o.status, o.reason) in said)
+    ]
     if feed.controller.stopped:
         lines.append(feed.controller.stopped)
     if result.skipped:

@@ -15,7 +15,9 @@ from anemon.recording.writer import DEFAULT_DIR
 from anemon.text import printable
 
 if TYPE_CHECKING:
-    from anemon.recording.index import ArmEntry, Entry, Index
+    from collections.abc import Iterable
+
+    from anemon.recording.index import ArmEntry, Entry, Index, OsChange
 
 FORMATS = ("table", "json")
 COLUMNS = ("file", "tag", "date (UTC)", "device", "OS build", "arms", "status", "trials",
@@ -34,11 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.recording.index import build_index, entry_json
+    from anemon.recording.index import build_index
 
     index = build_index(args.directory)
     if args.format == "json":
-        rows = [entry_json(entry, index.changes) for entry in index.entries]
+        rows = [session_json(entry, index.changes) for entry in index.entries]
         write_stdout(json.dumps(rows, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     else:
         _print_table(index, args.directory)
@@ -50,10 +52,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def session_json(entry: Entry, changes: Iterable[OsChange]) -> dict[str, object]:
+    """The index's object (`entry_json`), its `status` the one `listed_status` gives, with
+    each arm's own (`arm_status`: done, failed, aborted, incomplete, as `summary` says)."""
+    from anemon.recording.index import entry_json
+
+    return {
+        **entry_json(entry, changes),
+        "status": listed_status(entry),
+        "arm_status": {arm.name: arm.status for arm in entry.arms},
+    }
+
+
 def row_cells(entry: Entry) -> tuple[str, ...]:
     """One row of the table, as text (escaped by the caller); arms one per line."""
     created = entry.created.strftime("%Y-%m-%d %H:%M") if entry.created else "?"
-    status = entry.status or "no summary"
+    status = listed_status(entry) or "no summary"
     trials = "" if entry.trials is None else str(entry.trials)
     return (
         entry.path.name,
@@ -68,10 +82,23 @@ def row_cells(entry: Entry) -> tuple[str, ...]:
     )
 
 
+def listed_status(entry: Entry) -> str | None:
+    """The session's status as `summary` gives its arms': a run that the operator's abort
+    of an arm (`a`) ended wrote "failed" (its exit status, 1, is that of a failure too), but
+    when no arm failed and one was aborted, the session was aborted, not failed."""
+    ends = {arm.status for arm in entry.arms}
+    if entry.status == "failed" and "failed" not in ends and "aborted" in ends:
+        return "aborted"
+    return entry.status
+
+
 def arm_line(arm: ArmEntry) -> str:
-    """An arm, and why it failed when it did: "a (failed: jetsam: per-process-limit ...)"."""
-    if arm.status == "failed" and arm.status_reason:
-        return f"{arm.name} (failed: {arm.status_reason})"
+    """An arm, and how it ended when it failed or was aborted, with why: "a (failed: jetsam:
+    per-process-limit ...)", "b (aborted: the operator aborted the arm)"."""
+    if arm.status in ("failed", "aborted"):
+        return f"{arm.name} ({arm.status}" + (
+            f": {arm.status_reason})" if arm.status_reason else ")"
+        )
     return arm.name
 
 

@@ -32,12 +32,12 @@ from anemon.ui.textual_compat import clear_render_caches
 
 WIDE = tuple(
     name for name in COLUMNS
-    if name not in ("battery", "min / max", "W mean", "first 3 → last 3", "prefill mean",
-                    "fade −10/25/50 %", "serious share", "cooldown", "CPU / GPU")
+    if name not in ("battery", "min / max", "power W", "first 3 → last 3",
+                    "prefill tok/s", "fade −10/25/50 %", "serious share", "cooldown", "CPU / GPU")
 )  # fmt: skip
 """What fits 120 columns (the battery, power and prefill have their own charts; the decode
 chart shows its range; burst → sustained says what first 3 → last 3 did, by the rules)."""
-BRIEF = ("arm", "decode mean", "burst → sust", "thermal", "J/token", "mem peak")
+BRIEF = ("arm", "decode tok/s", "burst → sust", "thermal", "J/token", "mem peak")
 """What fits 80 columns (the compact layout): the arm, its decode (per round, and burst →
 sustained), its thermal, its energy, its memory (as text: compact has no chart); the status
 line counts the trials. The process columns only once some arm has a process reading."""

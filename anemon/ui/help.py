@@ -15,10 +15,13 @@ from textual.widgets import Label, Static
 
 class KeysHelp(ModalScreen[None]):
     """`rows` are (keys as shown, what they do); `note` a line under them. Escape or `?`
-    closes it."""
+    closes it. No toast covers it: one that comes while it is open is shown once it closes
+    (the dashboard's screen shows every toast not timed out), as it covers most of a small
+    terminal (at 80x24, 72x19 of it) and a toast would cover the keys it lists."""
 
     DEFAULT_CSS = """
     KeysHelp { align: center middle; }
+    KeysHelp Toast { visibility: hidden; }
     KeysHelp > VerticalScroll {
         width: 72; max-width: 100%; height: auto; max-height: 90%; border: round $accent;
         background: $surface; padding: 0 1;

@@ -135,7 +135,7 @@ def status_text(
     text = pack([Text(p) if isinstance(p, str) else p for p in parts], width)
     if session.cooldown is not None:
         text.append("\n")
-        text.append_text(cooldown_text(session))
+        text.append_text(cooldown_text(session, width))
     return text
 
 
@@ -162,18 +162,43 @@ def pack(parts: list[Text], width: int | None) -> Text:
     return Text("\n").join(lines)
 
 
-def cooldown_text(session: Session) -> Text:
+COOLDOWN_ELISIONS = ("basis", "cap left", "min left")
+"""What a cooldown line narrower than its parts leaves out, first to last: the thermal
+reading's source ("(host)"), the cap's time left, the minimum's time left; if it still does
+not fit, its parts go on the next line at a separator, never cut mid-phrase (`pack`)."""
+
+
+def joined_width(parts: list[Text]) -> int:
+    """The cells of `parts` on one line, SEPARATOR between them."""
+    return sum(part.cell_len for part in parts) + len(SEPARATOR) * (len(parts) - 1)
+
+
+def cooldown_text(session: Session, width: int | None = None) -> Text:
+    """The cooldown's line: "cooling 0:25 │ min 3:00 (2:34 left) │ until none │ now serious
+    (host) │ cap 10:00 (9:34 left)", within `width` (`COOLDOWN_ELISIONS`)."""
+    for shown in range(len(COOLDOWN_ELISIONS) + 1):
+        parts = cooldown_parts(session, COOLDOWN_ELISIONS[:shown])
+        if width is None or joined_width(parts) <= width:
+            break
+    return pack(parts, width)
+
+
+def cooldown_parts(session: Session, elided: tuple[str, ...] = ()) -> list[Text]:
+    """The cooldown line's phrases, without those `elided` (`COOLDOWN_ELISIONS`' names)."""
     c = session.cooldown
     assert c is not None
-    left = max(0.0, c.min_s - c.elapsed_s)
-    return Text.assemble(
-        ("cooling ", "bold cyan"),
-        f"{clock(c.elapsed_s)} │ min {clock(c.min_s)} ({clock(left)} left) │ until ",
-        (c.until, "bold"),
-        " │ now ",
-        thermal_text(c.thermal),
-        f" ({c.basis}) │ cap {clock(c.cap_s)} ({clock(max(0.0, c.cap_s - c.elapsed_s))} left)",
-    )
+    left = clock(max(0.0, c.min_s - c.elapsed_s))
+    cap_left = clock(max(0.0, c.cap_s - c.elapsed_s))
+    now = Text.assemble("now ", thermal_text(c.thermal))
+    if "basis" not in elided:
+        now.append(f" ({c.basis})")
+    return [
+        Text.assemble(("cooling ", "bold cyan"), clock(c.elapsed_s)),
+        Text(f"min {clock(c.min_s)}" + ("" if "min left" in elided else f" ({left} left)")),
+        Text.assemble("until ", (c.until, "bold")),
+        now,
+        Text(f"cap {clock(c.cap_s)}" + ("" if "cap left" in elided else f" ({cap_left} left)")),
+    ]
 
 
 class StatusLine(Static):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from rich.console import Console
 
 from anemon.analysis import compare as cmp
+from anemon.analysis.render import LinesTable
 from anemon.analysis.summary import summarize
 from anemon.events import StartEvent, TrialEvent
 from anemon.recording.reader import open_source
@@ -170,7 +172,8 @@ def test_markdown_has_the_key_figures_with_deltas_and_rounds(tmp_path):
     sources.insert(1, cmp.SourceArms.of("ab.log", session, summarize(session)))
     text = cmp.markdown(cmp.compare(sources))
     lines = text.splitlines()
-    assert lines[0] == ("| arm | source | decode mean | Δ decode | burst → sust | Δ sust | "
+    assert lines[0].startswith("### s1.log vs ab.log vs s2.log") and lines[1] == ""
+    assert lines[2] == ("| arm | source | decode tok/s | Δ decode | burst → sust | Δ sust | "
                         "retained | thermal | serious share | J/token | Δ J/token |")  # fmt: skip
     assert "| ane_a | s1.log | 50.0 | — |" in text
     assert "| ane_a | ab.log | 60.0 / 70.0 | +30.0 % |" in text  # mean 65 against 50
@@ -241,7 +244,8 @@ def test_intervals_carry_their_units(tmp_path):
     comparison = cmp.compare(source_arms(tmp_path, step=60))
     rows, names = cmp.table_rows(comparison), cmp.table_columns(comparison)
     median = dict(zip(names, next(r for r in rows if r[1] == "median [95 % CI]"), strict=True))
-    assert median["decode mean"].startswith("50.0 [") and median["decode mean"].endswith("] tok/s")
+    decode = median["decode tok/s"]
+    assert decode.startswith("50.0 [") and decode.endswith("] tok/s")
     assert median["retained"].endswith("] %") and median["serious share"].endswith("] %")
 
 
@@ -255,3 +259,35 @@ def test_csv_and_json_carry_the_thermal_state(tmp_path):
     )
     session = json.loads(cmp.to_json(comparison))["arms"][0]["sessions"][0]
     assert (session["thermal_start"], session["serious_frac"]) == ("fair", 0.4)
+
+
+def test_at_200_columns_long_sources_are_elided_not_a_figure_column(tmp_path):
+    """Issue 24: at 200 columns the table left out "retained" for a wide source column.
+    Each source's label is elided in the middle (its head and tail tell them apart) before
+    any column goes; the note says so, and the first source is named whole."""
+    names = [f"2026-12-0{n}-iphone16pro-lab-bench-morning-sustained-session/minicpm5-1b"
+             "-ane-pal8-and-gpu-int8-run-with-the-cooldown-protocol-version-2.log"
+             for n in (1, 2)]  # fmt: skip
+    sources = []
+    for name, arms in zip(names, SESSIONS, strict=False):
+        path = tmp_path / name
+        path.parent.mkdir()
+        path.write_text(log_text(arms))
+        session = Session.from_events(open_source(path))
+        sources.append(cmp.SourceArms.of(str(path), session, summarize(session)))
+    comparison = cmp.compare(sources)
+    table = cmp.rich_table(comparison, 200)
+    assert isinstance(table, LinesTable) and table.headers == cmp.table_columns(comparison)
+    out = io.StringIO()
+    Console(file=out, width=200).print(table)
+    text = out.getvalue()
+    assert "not shown" not in text
+    for day in ("01", "02"):  # each label with its head and its tail
+        assert re.search(rf"│ 2026-12-{day}-iphone16pro\S*…\S*version-2\.log │", text)
+    note = "".join(text.split())  # the caption wraps the long path
+    assert "elidedinthemiddle" in note and f"changeagainst{sources[0].source}" in note
+    assert all(len(line) <= 200 for line in text.splitlines())
+    # narrower, columns go in DROP_ORDER after the labels are as short as they can be
+    out = io.StringIO()
+    Console(file=out, width=100).print(cmp.rich_table(comparison, 100))
+    assert "not shown (too narrow): Δ sust, serious share, Δ J/token" in out.getvalue()

@@ -332,7 +332,7 @@ def summaries() -> list[ArmSummary]:
 def test_markdown_shows_w_mean_and_j_per_token_or_why_not():
     lines = render.markdown(summaries()).splitlines()
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
-    assert header[-2:] == ["W mean", "J/token"]
+    assert header[-2:] == ["power W", "J/token"]
     rows = {line.split("|")[1].strip(): line for line in lines[2:5]}  # then the notes
     assert rows["ane"].endswith("| 3.25 | 0.1625 |")  # 32.5 J / 200 tokens
     assert rows["gpu"].endswith("| — | charging |")
@@ -372,7 +372,7 @@ def printed(table: object, width: int) -> str:
 
 def test_the_table_shows_j_per_token_and_the_notes_when_wide():
     text = printed(render.rich_table(summaries(), title="run.jsonl"), 300)
-    assert "J/token" in text and "W mean" in text
+    assert "J/token" in text and "power W" in text
     assert "0.1625" in text and "charging" in text and "no power samples" in text
     assert "not shown" not in text
 

@@ -94,7 +94,7 @@ def test_an_arm_name_or_a_number_is_never_cut(name: str, width: int) -> None:
     words = set(text.replace("│", " ").split())
     assert render.printable(name) in words or render.printable(name) in text
     row = render.table_rows(arms)[0]
-    decode = row[render.table_columns(arms).index("decode mean")]
+    decode = row[render.table_columns(arms).index("decode tok/s")]
     assert decode in text  # the most important figure, whole, in either form
 
 
@@ -173,3 +173,16 @@ def test_json_list_in_parts_is_the_document_whole() -> None:
         parts = list(json_list(iter(items)))
         assert "".join(parts) == strict_json(items), count
         assert len(parts) == -(-count // _JSON_BATCH) + 1  # no part holds more than a batch
+
+
+def test_the_headers_say_the_units_of_their_figures() -> None:
+    """Issue 24, item 8: "tok/s and W in the headers", in the table and the Markdown alike
+    (JSON and CSV keep the spec's keys: `decode_mean`, `power_w_mean`)."""
+    arms = summaries("a")
+    header = render.markdown(arms).splitlines()[0].strip("| ").split(" | ")
+    assert {"decode tok/s", "prefill tok/s", "power W", "J/token"} <= set(header)
+    table = printed(render.rich_table(arms), 400)
+    assert "decode tok/s" in table and "power W" in table and "mean" not in table
+    assert render.to_csv(arms).splitlines()[0].split(",")[:4] == [
+        "arm", "trials", "tokens", "decode_mean"
+    ]  # fmt: skip

@@ -69,8 +69,21 @@ def test_table_md_and_csv(capsys, monkeypatch):
     # rows name a source by its file; only the note under the table gives the whole path
     assert V1.name in out and out.count(str(V1.parent)) == 1
     assert main(["compare", "--format", "md", str(V1), str(V2)]) == 0
-    md = capsys.readouterr().out
-    assert md.startswith("| arm | source | decode mean |")
+    md = capsys.readouterr().out.splitlines()
+    assert md[2].startswith("| arm | source | decode tok/s |")
+
+
+def test_the_markdown_is_titled_as_the_summary_s_is(capsys):
+    """Issue 24: "`compare --format md` has no title": each session compared is named as
+    `summary --format md` names it (source, tag, device, date), "vs" between them."""
+    titles = []
+    for source in (V1, V2):
+        assert main(["summary", "--format", "md", str(source)]) == 0
+        titles.append(capsys.readouterr().out.splitlines()[0].removeprefix("### "))
+    assert main(["compare", "--format", "md", str(V1), str(V2)]) == 0
+    title, blank, header, *_ = capsys.readouterr().out.splitlines()
+    assert title == f"### {titles[0]} vs {titles[1]}" and " · sim · 2026-12-01" in title
+    assert blank == "" and header.startswith("| arm | source | decode tok/s |")
     assert main(["compare", "--format", "csv", str(V1), str(V2), str(AB)]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert {(r["arm"], r["source"]) for r in rows} == {
@@ -122,5 +135,5 @@ def test_the_median_row_carries_units_and_the_thermal_state(capsys):
     battery = str(RECORDINGS / "sim-battery-1b.jsonl")
     assert main(["compare", "--format", "md", battery, battery, battery]) == 0
     md = capsys.readouterr().out
-    assert "| thermal | serious share |" in md.splitlines()[0]
+    assert "| thermal | serious share |" in md.splitlines()[2]  # under the title
     assert "| 0.0643 [0.0643, 0.0643] J/token |" in md and "] tok/s |" in md

@@ -139,3 +139,46 @@ def test_an_arm_a_jetsam_ended_is_listed_with_its_reason(capsys, tmp_path):
     assert code == 0 and json.loads(out)[0]["status_reason"] == {"big": reason}
     code, out, _ = run(capsys, "sessions", str(tmp_path))
     assert "big (failed: jetsam: per-process-limit at 2.2 GB)" in " ".join(out.split())
+
+
+def test_an_arm_the_operator_aborted_is_listed_as_aborted_not_failed(capsys, tmp_path):
+    """Issue 24: a run whose first arm the operator aborted (`a`) and whose second completed
+    exits 1 and writes its summary's status "failed"; `sessions` lists it aborted, as
+    `summary` gives that arm, in the table and the JSON alike."""
+    from anemon.events import EndEvent, MarkerEvent, PhaseEvent, StartEvent, TrialEvent
+    from anemon.feeds.live import closing_summary
+    from anemon.recording.writer import Recorder, make_header
+    from anemon.store import Session
+
+    why = "the operator aborted the arm"
+    events = [
+        StartEvent(t=0, wall=0, arm="ane", tag="lab"),
+        *(TrialEvent(t=t, wall=t, arm="ane", trial=t, decode_tps=50.0, gen=10) for t in (1, 2)),
+        MarkerEvent(t=3, wall=3, arm="ane", source="operator", note="abort arm"),
+        PhaseEvent(
+            t=3,
+            wall=3,
+            arm="ane",
+            source="controller",
+            phase="aborted",
+            reason=f"ane: aborted: {why}",
+        ),
+        StartEvent(t=10, wall=10, arm="gpu", tag="lab"),
+        TrialEvent(t=11, wall=11, arm="gpu", trial=1, decode_tps=20.0, gen=10),
+        EndEvent(t=12, wall=12, arm="gpu", reason="done", trials=1),
+    ]
+    session = Session.from_events(events)
+    with Recorder(tmp_path / "r.jsonl", make_header(source="test", plan={"tag": "lab"})) as rec:
+        for event in events:
+            rec.write(event)
+        rec.write(closing_summary(session, status="failed", tag="lab"))
+    assert main(["summary", str(tmp_path / "r.jsonl"), "--format", "json"]) == 0
+    arms = {a["arm"]: a["status"] for a in json.loads(capsys.readouterr().out)}
+    assert arms == {"ane": "aborted", "gpu": "done"}
+    code, out, _ = run(capsys, "sessions", str(tmp_path), "--format", "json")
+    (row,) = json.loads(out)
+    assert code == 0 and row["status"] == "aborted" and row["arm_status"] == arms
+    assert row["status_reason"] == {"ane": why, "gpu": None}
+    code, out, _ = run(capsys, "sessions", str(tmp_path))
+    assert "failed" not in out and f"ane (aborted: {why})" in " ".join(out.split())
+    assert out.count("aborted") == 3  # the arm's line (twice, with its reason), the status

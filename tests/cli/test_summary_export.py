@@ -116,7 +116,7 @@ def test_summary_md_shows_j_per_token(tmp_path, capsys):
     assert main(["summary", "--format", "md", str(power_recording(tmp_path))]) == 0
     title, _, header, _, row = capsys.readouterr().out.splitlines()[:5]
     assert title.startswith("### ") and title.endswith("power.jsonl · pymobiledevice3")
-    assert header.endswith("| W mean | J/token |")
+    assert header.endswith("| power W | J/token |")
     # (30 + 35 + 40) J / 768 tokens: the span from the START at 0, 3 W held from the reading at 10
     assert row.endswith("| 3.50 | 0.1367 |")
 
@@ -187,7 +187,7 @@ def test_a_simulated_run_on_battery_gives_j_per_token_end_to_end(tmp_path, capsy
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"### {record} · sim · ")
     header = [cell.strip() for cell in lines[2].split("|")]
-    watts_at, joules_at = header.index("W mean"), header.index("J/token")
+    watts_at, joules_at = header.index("power W"), header.index("J/token")
     for row in lines[4:6]:
         cells = row.split("|")
         assert float(cells[watts_at]) > 1.0 and 0.0 < float(cells[joules_at]) < 1.0

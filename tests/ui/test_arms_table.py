@@ -302,3 +302,19 @@ async def test_the_memory_peak_column_comes_with_the_first_process_reading() -> 
         await pilot.pause()
         assert [c.key.value for c in brief.ordered_columns][-1] == "mem peak"
         assert column(brief, "a", "mem peak") == "1.93 GB"
+
+
+async def test_the_headers_say_the_units_of_their_figures() -> None:
+    """Issue 24, item 8: "tok/s and W in the headers", in the wide table and the brief one
+    (each long header on two lines, the unit on the second)."""
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events(EVENTS)
+        wide, brief = app.query_one("#wide", ArmsTable), app.query_one("#brief", ArmsTable)
+        for table in (wide, brief):
+            table.show(session)
+        await pilot.pause()
+        labels = {t.id: [c.label.plain for c in t.ordered_columns] for t in (wide, brief)}
+        assert {"decode\ntok/s", "J/token"} <= set(labels["wide"])
+        assert {"decode\ntok/s", "J/token"} <= set(labels["brief"])
+        assert all("mean" not in label for label in labels["wide"] + labels["brief"])

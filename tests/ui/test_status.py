@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from anemon.events import IdleEvent, PhaseEvent, StartEvent, TelemetryEvent, TextEvent
+from anemon.events import (
+    CooldownEvent,
+    Event,
+    IdleEvent,
+    PhaseEvent,
+    StartEvent,
+    TelemetryEvent,
+    TextEvent,
+)
 from anemon.feeds.replay import ReplayFeed
 from anemon.store import Session
 from anemon.ui.status import POWER_HELP, StatusLine, power_text, session_tag, status_text
@@ -231,3 +239,58 @@ def test_the_apps_memory_and_cpu_once_a_process_reading_came() -> None:
     assert "app 1.93 GB · CPU n/a" in status_text(session, "x").plain  # a first sample
     session.add(TelemetryEvent(t=2.0, wall=0.0, arm="a", pid=7, mem_gb=2.1, cpu_pct=85.4))
     assert "app 2.10 GB · CPU 85 %" in status_text(session, "x").plain
+
+
+def cooling_events(elapsed_s: float = 25.0) -> list[Event]:
+    """The sample's events, then a cooldown `elapsed_s` in (3 min minimum, 10 min cap)."""
+    return [
+        *sustained(),
+        PhaseEvent(t=700, wall=700, source="controller", phase="cooling", arm=None),
+        CooldownEvent(t=700 + elapsed_s, wall=700 + elapsed_s, elapsed_s=elapsed_s, min_s=180,
+                      cap_s=600, until="none", thermal=2, basis="host"),
+    ]  # fmt: skip
+
+
+BRIEF_COOLING = "cooling 0:25 │ min 3:00 (2:35 left) │ until none │ now serious │ cap 10:00"
+
+
+def test_the_cooldown_line_fits_80_columns_eliding_in_the_documented_order() -> None:
+    """Issue 24: "at 80x24 the cooldown line wraps mid-phrase". It is one line at 80 columns
+    (78 inside the padding): the thermal reading's source goes first, then the cap's time
+    left, then the minimum's; below that its phrases go to the next line whole."""
+    session = Session.from_events(cooling_events())
+    whole = (
+        "cooling 0:25 │ min 3:00 (2:35 left) │ until none │ now serious (host) │ "
+        "cap 10:00 (9:35 left)"
+    )
+    assert status_text(session, "x").plain.split("\n")[-1] == whole
+    assert status_text(session, "x", width=200).plain.split("\n")[-1] == whole
+    cooling = {w: status_text(session, "x", width=w).plain.split("\n")[-1] for w in (90, 78)}
+    assert cooling[90] == whole.replace(" (host)", "")
+    assert (
+        cooling[78] == "cooling 0:25 │ min 3:00 (2:35 left) │ until none │ now serious │ cap 10:00"
+    )
+    phrases = ("cooling 0:25", "min 3:00", "until none", "now serious", "cap 10:00")
+    for width in (20, 40, 50, 60):
+        lines = status_text(session, "x", width=width).plain.split("\n")
+        tail = lines[-next(n for n in range(1, 6) if lines[-n].startswith("cooling")) :]
+        assert all(len(line) <= width for line in tail), width
+        assert [p for line in tail for p in line.split(" │ ")] == list(phrases), width
+
+
+async def test_at_80x24_the_cooldown_is_one_line_in_the_dashboard(make_app: MakeApp) -> None:
+    from anemon.feeds.live import LiveFeed
+    from anemon.pipeline import Pipeline
+
+    feed = LiveFeed("fake iPhone", Pipeline())
+    app = make_app(feed=feed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for event in cooling_events():
+            feed.pipeline.emit(event)
+        app.redraw(force=True)
+        await pilot.pause()
+        lines = str(app.query_one(StatusLine).render()).split("\n")
+        assert (
+            lines[-1]
+            == "cooling 0:25 │ min 3:00 (2:35 left) │ until none │ now serious │ cap 10:00"
+        )
