@@ -41,6 +41,7 @@ from anemon.devices.base import (
 from anemon.devices.pmd3.apps import Executables
 from anemon.devices.pmd3.connection import Pmd3Connection, list_devices
 from anemon.devices.pmd3.console import console_lines
+from anemon.devices.pmd3.crashes import app_reports
 from anemon.devices.pmd3.errors import AppNotInstalled
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
@@ -179,8 +180,6 @@ class Pmd3Device(
 
     async def reports(self, bundle: str, since: float | None = None) -> list[tuple[str, float]]:
         """The CrashReporter folder's reports naming the app, written after `since`."""
-        from anemon.devices.pmd3.crashes import app_reports
-
         executable = await self.executables.name(bundle)
         provider = await self.connection.developer_provider()
         try:

@@ -10,7 +10,9 @@ import datetime
 import itertools
 import json
 
-from anemon.devices.base import AppCrash
+import pytest
+
+from anemon.devices.base import AppCrash, DeviceError
 from anemon.simulator import SimulatedIPhone
 from anemon.simulator.jetsam import jetsam_report
 from anemon.simulator.phone import CRASH_REPORTER
@@ -66,6 +68,14 @@ async def test_no_report_for_an_app_the_phone_does_not_have(dvt_phone: DvtPhone)
     jetsam(dvt_phone.sim, T0 + 60)
     async with asyncio.timeout(TIMEOUT_S):
         assert await dvt_phone.device().reports("com.example.absent") == []
+
+
+async def test_a_phone_away_is_one_device_error_for_the_check_to_say(dvt_phone: DvtPhone) -> None:
+    device = dvt_phone.device()
+    dvt_phone.unplug()
+    async with asyncio.timeout(TIMEOUT_S):
+        with pytest.raises(DeviceError):
+            await device.reports(BUNDLE, since=T0)
 
 
 async def test_a_jetsam_during_a_run_is_the_apps_by_its_executable(dvt_phone: DvtPhone) -> None:
