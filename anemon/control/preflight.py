@@ -320,15 +320,16 @@ def _os(info: DeviceInfo, history: History) -> Check:
 async def _crash_reports(plan: Plan, device: CrashReports, history: History) -> Check:
     """The app's crash and jetsam reports since the last session of this tag was written (all
     of them when there is none): a warning, since a run's figures beside an unexplained kill
-    are not worth much until it is looked at."""
+    are not worth much until it is looked at. The backend is asked for the newer ones only
+    (a phone keeps dozens: each one read is a round trip)."""
+    since = history.ended if history.path is not None else None
     try:
-        reports = await device.reports(plan.app.bundle)
+        reports = await device.reports(plan.app.bundle, since)
     except DeviceError as e:
         return Check("crash reports", "warn", "could not be listed", printable(str(e)))
-    if history.path is None or history.ended is None:
+    if history.path is None or since is None:
         return Check("crash reports", "pass", f"{len(reports)} for the app on the phone",
                      "no earlier recording with this tag")  # fmt: skip
-    since = history.ended
     new = sorted((r for r in reports if r[1] > since), key=lambda r: r[1])
     last = printable(history.path.name)
     if not new:

@@ -209,10 +209,11 @@ class CrashReports(abc.ABC):
     checks warn of the app's reports since the last session of the tag)."""
 
     @abc.abstractmethod
-    async def reports(self, bundle: str) -> list[tuple[str, float]]:
+    async def reports(self, bundle: str, since: float | None = None) -> list[tuple[str, float]]:
         """The reports naming `bundle`'s app (its own crash report, or a JetsamEvent where it
-        is the killed or largest process): each one's file name and modification time (epoch
-        seconds). Raises DeviceError when the phone cannot be asked."""
+        is the killed or largest process), written after `since` (epoch seconds; None: all
+        of them): each one's file name and modification time (epoch seconds). Raises
+        DeviceError when the phone cannot be asked."""
         ...
 
 

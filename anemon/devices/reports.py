@@ -2,9 +2,12 @@
 
 A report is a JSON header line, then a JSON body. A JetsamEvent (bug_type 298) lists every
 process with its resident pages (`rpages`; the footprint is rpages x memoryStatus.pageSize) and
-a `reason` on the one it killed: it names the app when the app (by pid) is the killed or the
-largest process. Any other report names the app by its pid, its bundle id or its process name.
-A report that is not JSON is a `NotAReport` (the watch counts it), never a crash of anemon.
+a `reason` on the one it killed: it names the app when the app is the killed or the largest
+process. The app is found there by its pid (one anemon launched), else by its executable's
+name (`CFBundleExecutable`, what the kernel calls the process: before a launch, or for a
+process anemon did not launch, it is the only way). Any other report names the app by its pid,
+its bundle id or its process name (the executable's). A report that is not JSON is a
+`NotAReport` (the watch counts it), never a crash of anemon.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ GB = 1_000_000_000
 JETSAM_BUG_TYPE = "298"
 DEFAULT_PAGE = 16_384
 """An arm64 iPhone's page size, when a report does not say it."""
+PROCESS_NAME_MAX = 32
+"""A jetsam snapshot names a process by its kernel name, at most 2 x MAXCOMLEN bytes: a longer
+executable's name is compared on that many."""
 
 
 class NotAReport(ValueError):
@@ -39,24 +45,31 @@ def parse(name: str, data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     return header, body
 
 
-def app_crash(name: str, data: bytes, *, bundle: str, pids: Collection[int]) -> AppCrash | None:
-    """The report as the app's crash, None when it names another process. Raises NotAReport."""
+def app_crash(
+    name: str, data: bytes, *, bundle: str, pids: Collection[int] = (), executable: str = ""
+) -> AppCrash | None:
+    """The report as the app's crash, None when it names another process. The app is `bundle`,
+    any of `pids`, or a process called `executable` ("": its name is not known). Raises
+    NotAReport."""
     header, body = parse(name, data)
     if str(header.get("bug_type")) == JETSAM_BUG_TYPE or name.startswith("JetsamEvent"):
-        return _jetsam(name, data, body, pids)
+        return _jetsam(name, data, body, pids, executable)
     pid = _int(body.get("pid"))
     process = str(header.get("name") or body.get("procName") or "")
     ours = pid in pids or header.get("bundleID") == bundle or body.get("bundleID") == bundle
-    if not ours:
+    if not ours and not (executable and process == executable):
         return None
     return AppCrash("crash", f"crash: {_exception(body)}", name, process, data, pid=pid)
 
 
 def _jetsam(
-    name: str, data: bytes, body: Mapping[str, Any], pids: Collection[int]
+    name: str, data: bytes, body: Mapping[str, Any], pids: Collection[int], executable: str
 ) -> AppCrash | None:
     processes = [p for p in body.get("processes") or () if isinstance(p, Mapping)]
     app = next((p for p in processes if _int(p.get("pid")) in pids), None)
+    if app is None and executable:
+        kernel_name = executable[:PROCESS_NAME_MAX]
+        app = next((p for p in processes if p.get("name") == kernel_name), None)
     if app is None:
         return None
     process = str(app.get("name") or "")

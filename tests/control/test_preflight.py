@@ -249,13 +249,13 @@ class _Reporting(_Unreadable, CrashReports):
     def __init__(self, reports=(), error: DeviceError | None = None) -> None:
         self.listed = list(reports)
         self.error = error
-        self.asked: list[str] = []
+        self.asked: list[tuple[str, float | None]] = []
 
-    async def reports(self, bundle: str) -> list[tuple[str, float]]:
-        self.asked.append(bundle)
+    async def reports(self, bundle: str, since: float | None = None) -> list[tuple[str, float]]:
+        self.asked.append((bundle, since))
         if self.error is not None:
             raise self.error
-        return self.listed
+        return self.listed  # all of them, newer or not: the check itself keeps the newer
 
 
 LAST = History(Path("t-20261201-090000.jsonl"), "22C152", ended=1_000.0)
@@ -265,7 +265,7 @@ def test_reports_since_the_last_session_of_the_tag_warn():
     device = _Reporting([("bench-2026-11-30.ips", 900.0), ("JetsamEvent-2026-12-01.ips", 1_500.0)])
     status, reading, note = verdict(checks(plan(TWO_ARMS), device=device, history=LAST),
                                     "crash reports")  # fmt: skip
-    assert device.asked == ["com.example.bench"]
+    assert device.asked == [("com.example.bench", 1_000.0)]  # only the newer are read
     assert status == "warn" and reading.startswith("1 report for the app since t-2026")
     assert "newest JetsamEvent-2026-12-01.ips" in reading and "read the report" in note
 
@@ -274,6 +274,7 @@ def test_only_older_reports_pass_and_no_history_passes_counting_them():
     old = _Reporting([("bench-2026-11-30.ips", 900.0)])
     assert verdict(checks(plan(TWO_ARMS), device=old, history=LAST), "crash reports")[0] == "pass"
     status, reading, note = verdict(checks(plan(TWO_ARMS), device=old), "crash reports")
+    assert old.asked[-1] == ("com.example.bench", None)  # no last session: all of them
     assert (status, reading) == ("pass", "1 for the app on the phone")
     assert note == "no earlier recording with this tag"
 

@@ -1,7 +1,9 @@
 """The pymobiledevice3 backend: usbmux/lockdown telemetry and device power (IOPMPowerSource),
 house_arrest/AFC mirroring, the app's console lines (os_trace), and over the run's one DVT
 connection (session.py) launch and kill, the app's exits, its CPU, memory and GPU, the crash
-reports naming it (watch.py) and a held condition.
+reports naming it (watch.py) and a held condition; before a run, the reports naming the app
+since the last session (crashes.py), which knows the app by its executable's name
+(installation_proxy, apps.py).
 
 pymobiledevice3 (11.45 up to 12; CI tests 11.45.0) is imported inside functions only:
 importing this package costs nothing, so `anemon --help`, replay and the simulator stay fast.
@@ -26,6 +28,7 @@ from anemon.devices.base import (
     AppWatcher,
     Conditioner,
     ConsoleSource,
+    CrashReports,
     DeviceError,
     DeviceInfo,
     DeviceReport,
@@ -35,8 +38,10 @@ from anemon.devices.base import (
     PowerSource,
     Telemetry,
 )
+from anemon.devices.pmd3.apps import Executables
 from anemon.devices.pmd3.connection import Pmd3Connection, list_devices
 from anemon.devices.pmd3.console import console_lines
+from anemon.devices.pmd3.crashes import app_reports
 from anemon.devices.pmd3.errors import AppNotInstalled
 from anemon.devices.pmd3.follow import LogFollower
 from anemon.devices.pmd3.power import PowerReader, power_from
@@ -53,7 +58,9 @@ GB = 1_000_000_000
 DISK_USAGE = "com.apple.disk_usage"
 
 
-class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, Conditioner):
+class Pmd3Device(
+    Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, Conditioner, CrashReports
+):
     """One iPhone through usbmuxd (the first attached one unless `udid` is given), or over the
     network at `host` (`connect="network"`)."""
 
@@ -96,6 +103,8 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
         """The run's one DVT connection: launch, kill, exits, samples, a held condition."""
         self.warnings = Warnings()
         """What the watch dropped (absurd samples, malformed rows, reports not JSON)."""
+        self.executables = Executables(self.connection)
+        """The apps' executable names (installation_proxy), which jetsam reports name them by."""
 
     async def connect(self) -> DeviceInfo:
         return _info(await self.connection.lockdown())
@@ -166,8 +175,17 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
     def watch(self, bundle: str) -> AsyncIterator[AppNews]:
         """The app's exits, samples every `process_s`, crash reports, over the DVT session."""
         pace = Pace(self.process_s, self.poll_s, self.reconnect_s, self.silent_s)
-        watch = AppWatch(self.dvt, bundle, pace, self.warnings)
+        watch = AppWatch(self.dvt, bundle, pace, self.warnings, self.executables)
         return watch.news()
+
+    async def reports(self, bundle: str, since: float | None = None) -> list[tuple[str, float]]:
+        """The CrashReporter folder's reports naming the app, written after `since`."""
+        executable = await self.executables.name(bundle)
+        provider = await self.connection.developer_provider()
+        try:
+            return await app_reports(provider, bundle, executable, since)
+        except Exception as e:
+            raise self.connection.error(e, bundle=bundle) from e
 
     async def hold_condition(self, profile: str) -> str:
         await self.dvt.hold(profile)

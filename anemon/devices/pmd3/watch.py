@@ -28,6 +28,7 @@ from anemon.devices.base import AppExit, AppGap, AppNews
 from anemon.devices.pmd3 import samples
 
 if TYPE_CHECKING:
+    from anemon.devices.pmd3.apps import Executables
     from anemon.devices.pmd3.session import DvtSession
 
 EXIT_POLL_S = 1.5
@@ -66,8 +67,17 @@ class Warnings:
 class AppWatch:
     """The news of one bundle from the session's launches, until closed."""
 
-    def __init__(self, session: DvtSession, bundle: str, pace: Pace, warnings: Warnings) -> None:
+    def __init__(
+        self,
+        session: DvtSession,
+        bundle: str,
+        pace: Pace,
+        warnings: Warnings,
+        executables: Executables | None = None,
+    ) -> None:
         self.session = session
+        self.executables = executables
+        """Where the app's executable name is asked (a report may name it by that alone)."""
         self.bundle = bundle
         self.process_s = pace.process_s
         self.poll_s = max(pace.poll_s, MIN_POLL_S)
@@ -234,8 +244,10 @@ class AppWatch:
         if not name.endswith(".ips"):
             return
         data = await manager.afc.get_file_contents(path)
+        executable = await self.executables.known(self.bundle) if self.executables else ""
         try:
-            crash = reports.app_crash(name, data, bundle=self.bundle, pids=self.session.launched)
+            crash = reports.app_crash(name, data, bundle=self.bundle, pids=self.session.launched,
+                                      executable=executable)  # fmt: skip
         except reports.NotAReport as e:
             self.warnings.add(str(e))
             return

@@ -1,5 +1,6 @@
 """A virtual iPhone on loopback: usbmuxd, lockdownd, diagnostics, house_arrest/AFC, os_trace,
-the crash report services and, on an iOS 16 phone with the developer disk image, DVT.
+the crash report services, installation_proxy and, on an iOS 16 phone with the developer disk
+image, DVT.
 
 For tests and for anyone without a phone: the real pymobiledevice3 client talks to a simulated
 phone, through usbmuxd (`VirtualIPhone`, as over USB) and, with `NetworkLockdownd(phone)`

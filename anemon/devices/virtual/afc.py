@@ -86,13 +86,21 @@ class HouseArrest:
         await writer.drain()
 
 
-class AfcSession:
-    """One vended container: a handle table over the simulator's files."""
+Written = Callable[[bytes], int | None]
+"""When a file (by its content) was last written, in ns (None: the phone's time now)."""
 
-    def __init__(self, house: HouseArrest, bundle: str, root: str) -> None:
+
+class AfcSession:
+    """One vended container: a handle table over the simulator's files, each written at
+    `written(data)` (default: the phone's time now)."""
+
+    def __init__(
+        self, house: HouseArrest, bundle: str, root: str, written: Written | None = None
+    ) -> None:
         self.house = house
         self.bundle = bundle
         self.root = root
+        self.written = written
         self.handles: dict[int, _Handle] = {}
         self.next_handle = 1
 
@@ -145,13 +153,15 @@ class AfcSession:
 
     def _file_info(self, raw: str) -> tuple[int, bytes]:
         path, files = self._path(raw), self._files()
+        written = None
         if path in files:
             kind, size = "S_IFREG", len(files[path])
+            written = self.written(files[path]) if self.written is not None else None
         elif self._is_dir(path, files):
             kind, size = "S_IFDIR", 64
         else:
             return _status(OBJECT_NOT_FOUND)
-        mtime = str(int(self.house.mtime_ns()))
+        mtime = str(int(self.house.mtime_ns() if written is None else written))
         info = {
             "st_size": str(size),
             "st_blocks": str((size + 511) // 512),

@@ -2,12 +2,11 @@
 
 One loopback TCP listener (127.0.0.1, an ephemeral port) speaks usbmuxd; everything else
 (lockdownd, diagnostics_relay, house_arrest/AFC, os_trace_relay, the crash report services,
-and DVT on a phone below iOS 17 with the developer disk image: `developer_image=True`) is
-reached through usbmuxd `Connect`, as on a Mac. Point `USBMUXD_SOCKET_ADDRESS` at
-`usbmux_address` (or put several phones, with distinct UDIDs, behind one
-`usbmuxd.VirtualUsbmuxd`). `detach()` is an
-unplug: the phone leaves the device list and every socket to it is cut; `attach()` plugs it
-back in.
+installation_proxy, and DVT on a phone below iOS 17 with the developer disk image:
+`developer_image=True`) is reached through usbmuxd `Connect`, as on a Mac. Point
+`USBMUXD_SOCKET_ADDRESS` at `usbmux_address` (or put several phones, with distinct UDIDs,
+behind one `usbmuxd.VirtualUsbmuxd`). `detach()` is an unplug: the phone leaves the device
+list and every socket to it is cut; `attach()` plugs it back in.
 
 The simulator (`anemon.simulator.SimulatedIPhone` or anything `SimLike`) is driven by whoever
 owns it: the servers only read it, from the event loop they run in. Each service is given what
@@ -25,10 +24,18 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from anemon.devices.virtual import afc, crash_reports, diagnostics, dvt, os_trace
+from anemon.devices.virtual import (
+    afc,
+    crash_reports,
+    diagnostics,
+    dvt,
+    installation_proxy,
+    os_trace,
+)
 from anemon.devices.virtual.afc import AfcStats, HouseArrest
 from anemon.devices.virtual.crash_reports import CrashReports
 from anemon.devices.virtual.diagnostics import DiagnosticsRelay, SystemLoadData
+from anemon.devices.virtual.installation_proxy import InstallationProxy
 from anemon.devices.virtual.lockdownd import LOCKDOWN_PORT, Lockdownd
 from anemon.devices.virtual.os_trace import OsTraceRelay
 from anemon.devices.virtual.server import Handler, LoopbackServer, cut
@@ -41,7 +48,8 @@ log = logging.getLogger(__name__)
 
 
 class VirtualIPhone(LoopbackServer):
-    """A SimulatedIPhone as usbmuxd + lockdownd + diagnostics + house_arrest/AFC + os_trace."""
+    """A SimulatedIPhone as usbmuxd + lockdownd + diagnostics + house_arrest/AFC + os_trace +
+    the crash report services + installation_proxy (+ DVT with the developer disk image)."""
 
     _name = "the virtual iPhone"
     _log = log
@@ -99,6 +107,7 @@ class VirtualIPhone(LoopbackServer):
             os_trace.SERVICE_NAME: self.os_trace.serve,
             crash_reports.COPY_MOBILE: reports.copy_mobile,
             crash_reports.MOVER: reports.mover,
+            installation_proxy.SERVICE_NAME: InstallationProxy(self.bundles, console_process).serve,
         }
         self.instruments: dvt.Instruments | None = None
         """DVT, when the developer disk image is mounted: a lockdown service on iOS 14-16;

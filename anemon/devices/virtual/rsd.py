@@ -12,10 +12,10 @@ follows on the same socket.
 
 `VirtualRsd` serves that for a virtual phone on loopback: the RSD on an ephemeral port and one
 listener per service, each backed by the handler the phone's lockdownd starts for the same
-service (so house_arrest, diagnostics, os_trace and the crash report services behave alike
-on both routes), and dtservicehub by the phone's instruments (`virtual/dvt`: the DTX server an
-iOS 16 phone serves on lockdown). Its
-`tunnel()` is what the stand-in tunneld (`tunneld.py`) lists. A message from the host that is
+service (so house_arrest, diagnostics, os_trace, the crash report services and
+installation_proxy behave alike on both routes), and dtservicehub by the phone's instruments
+(`virtual/dvt`: the DTX server an iOS 16 phone serves on lockdown). Its `tunnel()` is what
+the stand-in tunneld (`tunneld.py`) lists. A message from the host that is
 not XPC is a counted warning (`stats.malformed`), never a traceback.
 """
 
@@ -40,7 +40,7 @@ from pymobiledevice3.remote.xpc_message import (
     decode_xpc_object,
 )
 
-from anemon.devices.virtual import afc, crash_reports, diagnostics, os_trace
+from anemon.devices.virtual import afc, crash_reports, diagnostics, installation_proxy, os_trace
 from anemon.devices.virtual.dvt import Instruments
 from anemon.devices.virtual.lockdownd import Lockdownd
 from anemon.devices.virtual.lockdownd import Phone as LockdowndPhone
@@ -62,6 +62,7 @@ SHIMMED = (
     os_trace.SERVICE_NAME,
     crash_reports.COPY_MOBILE,
     crash_reports.MOVER,
+    installation_proxy.SERVICE_NAME,
 )
 """Lockdown services offered as `NAME.shim.remote`, when the phone runs them."""
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
