@@ -21,8 +21,9 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.drivers.web_driver import WebDriver
 
 from anemon.feeds.lifecycle import STOP_TIMEOUT_S
@@ -30,6 +31,7 @@ from anemon.text import printable
 
 if TYPE_CHECKING:
     from aiohttp import web
+    from textual.app import App
 
 QUIT_GRACE_S = STOP_TIMEOUT_S + 20.0
 """How long an app asked to quit may take before it is killed: its start-up (a few seconds on
@@ -42,7 +44,21 @@ class HangUpDriver(WebDriver):
     """textual's web driver, which hears the server go: its stdin ending while the app runs
     (the server stopped or was killed) is a hang-up, SIGHUP to this process, which the feed's
     lifecycle handles as a closed terminal's (stopped, drained, the recording closed with its
-    summary). The server's `quit` stays textual's."""
+    summary). The server's `quit` stays textual's. And the app starts focused (see
+    `start_application_mode`)."""
+
+    def __init__(self, app: App[Any], **options: Any) -> None:
+        super().__init__(app, **options)
+        self.app = app
+
+    def start_application_mode(self) -> None:
+        """textual's, which starts the app blurred (an AppBlur, queued as a callback: a
+        textual-web page focuses its app on a click); blurred, textual's Footer never draws
+        its keys, so the footer stayed blank until the page was clicked. The focus is queued
+        after that blur, so it always comes second; the page's own focus and blur (a click
+        elsewhere) follow as textual's."""
+        super().start_application_mode()
+        self.app.call_later(self.app.post_message, events.AppFocus())
 
     def run_input_thread(self) -> None:
         super().run_input_thread()
