@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import re
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -40,10 +42,11 @@ SCREEN = """(() => {
   const t = window.__anemonTerminal;
   if (!t || !document.body.classList.contains('-first-byte')) return null;
   const b = t.buffer.active, rows = [];
-  for (let i = 0; i < b.length; i++) rows.push(b.getLine(i).translateToString(true));
+  for (let i = 0; i < b.length; i++) rows.push(b.getLine(i).translateToString(true, 0, t.cols));
   return rows.join('\\n');
 })()"""
-"""The terminal's text once it has drawn (textual.js marks the body `-first-byte`)."""
+"""The terminal's text once it has drawn (textual.js marks the body `-first-byte`), each row
+to the terminal's width (a row keeps the cells past it after the terminal narrows)."""
 SIZE = "(() => { const t = window.__anemonTerminal; return t ? [t.cols, t.rows] : null; })()"
 CELLS = """(() => {
   const t = window.__anemonTerminal, b = t.buffer.active, rows = [];
@@ -104,7 +107,7 @@ class DevTools:
                 assert "error" not in message, message
                 return dict(message["result"])
 
-    async def value(self, expression: str) -> object:
+    async def value(self, expression: str) -> Any:
         """What `expression` gives in the page (JSON)."""
         result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
         return result["result"].get("value")
@@ -129,16 +132,22 @@ class DevTools:
 
     async def size(self) -> tuple[int, int]:
         """The terminal's columns and rows."""
-        cols, rows = await self.value(SIZE) or (0, 0)  # type: ignore[misc]
+        cols, rows = await self.value(SIZE) or (0, 0)
         return int(cols), int(rows)
 
     async def cells(self) -> list[list[tuple[str, int, int]]]:
         rows = await self.value(CELLS)
-        return [[(str(c), int(f), int(b)) for c, f, b in row] for row in rows]  # type: ignore[union-attr]
+        return [[(str(c), int(f), int(b)) for c, f, b in row] for row in rows]
 
     async def missing_glyphs(self, chars: list[str]) -> list[str]:
-        found = await self.value(f"{MISSING}({chars!r})".replace("'", '"'))
-        return [str(c) for c in found]  # type: ignore[union-attr]
+        found = await self.value(f"{MISSING}({json.dumps(chars)})")
+        return [str(c) for c in found]
+
+    async def shown_and_missing(self) -> tuple[list[str], list[str]]:
+        """The characters beyond ASCII on screen, and those of them drawn as the
+        missing-character box."""
+        shown = sorted({c for c in await self.text() if ord(c) > 127})
+        return shown, await self.missing_glyphs(shown)
 
     async def viewport(self, width: int, height: int) -> None:
         """The page's size in CSS pixels, as a window resized to it (the page refits)."""

@@ -1,6 +1,7 @@
 """textual-serve's Server, narrowed for `anemon serve` (anemon/cli/serve.py says what and why):
 the static files a fixed table, no download route, autoescaped templates, one browser at a
-time, the start-up line plain text; and no COMMAND outlives its browser or the server.
+time, the start-up line plain text; the app started focused, so its keys footer is drawn
+before the page is clicked; and no COMMAND outlives its browser or the server.
 
 textual-serve asks the app to quit when its browser goes and then waits for it without end,
 and stops the server with the app still running; textual's web driver ignores its stdin

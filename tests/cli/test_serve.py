@@ -162,6 +162,7 @@ def test_one_browser_at_a_time(tmp_path):
 
 FOOTER = "q Quit"
 """The keys footer's first key, as textual's Footer draws it."""
+PAUSED = "‖ paused"
 
 
 def chromium() -> str:
@@ -197,6 +198,33 @@ def test_the_dashboard_draws_in_headless_chromium_with_its_keys_before_any_click
     assert "decode tok/s" in text
     assert text.splitlines()[-1].startswith(" " + FOOTER), f"no keys: {text.splitlines()[-1:]}"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+async def pause(chromium: str, url: str, profile: Path) -> tuple[str, list[str], list[str]]:
+    """Open `url`, click the terminal once the dashboard shows and type space (the replay's
+    pause); the terminal's text once it says so, its characters beyond ASCII and those of
+    them drawn as the missing-character box."""
+    async with browser.page(chromium, profile) as tools:
+        await tools.call("Page.navigate", url=url)
+        await tools.screen_text(ARM, FOOTER)
+        await tools.click(100, 5)
+        await tools.press(" ")
+        text = await tools.screen_text(PAUSED)
+        return (text, *await tools.shown_and_missing())
+
+
+@pytest.mark.slow
+def test_a_click_and_a_key_pause_the_replay_and_every_character_is_drawn(tmp_path):
+    """The keys reach the app once the page is clicked; the pause's glyph (‖, not ⏸: a
+    missing glyph in the browser's fonts, issue 24) and every other character on screen
+    are drawn from the page's fonts, none as the missing-character box."""
+    found = chromium()
+    with serving(tmp_path, "replay", str(SAMPLE)) as served:
+        text, shown, missing = asyncio.run(pause(found, served.url + "/", tmp_path / "profile"))
+    assert PAUSED in text, f"never paused; the terminal showed:\n{text}"
+    braille = [c for c in shown if "\u2800" <= c <= "\u28ff"]
+    assert "‖" in shown and "━" in shown and braille  # the pause, an axis, a plot
+    assert not missing, f"drawn as missing: {missing}"
 
 
 # -- no COMMAND outlives its browser or its serve ------------------------------------------

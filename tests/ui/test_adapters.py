@@ -285,8 +285,11 @@ def test_what_the_serve_adapter_relies_on_of_textuals_web_driver_is_there() -> N
     from textual.drivers.web_driver import WebDriver
 
     with relied("textual", SERVE) as it:
-        it.has(WebDriver, "run_input_thread")
+        it.has(WebDriver, "run_input_thread", "start_application_mode")
         it.holds("self.exit_event = " in inspect.getsource(WebDriver), "it has an exit_event")
+        start = inspect.getsource(WebDriver.start_application_mode)
+        queued = "call_later(self._app.post_message, events.AppBlur())" in start
+        it.holds(queued, "`start_application_mode` queues the app's blur (the focus goes after)")
 
 
 # -- every private name an adapter uses is checked above -----------------------------------
