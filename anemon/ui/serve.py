@@ -1,7 +1,8 @@
 """textual-serve's Server, narrowed for `anemon serve` (anemon/cli/serve.py says what and why):
 the static files a fixed table, no download route, autoescaped templates, one browser at a
-time, the start-up line plain text; the app started focused, so its keys footer is drawn
-before the page is clicked; and no COMMAND outlives its browser or the server.
+time, the start-up line plain text; the app started focused and the page's terminal focused
+once it draws, so the keys footer shows and the keys work before the page is clicked; and no
+COMMAND outlives its browser or the server.
 
 textual-serve asks the app to quit when its browser goes and then waits for it without end,
 and stops the server with the app still running; textual's web driver ignores its stdin
@@ -65,6 +66,28 @@ class HangUpDriver(WebDriver):
         super().run_input_thread()
         if not self.exit_event.is_set():  # set when the app stops: this end is not the server's
             os.kill(os.getpid(), signal.SIGHUP)
+
+
+PAGE = "app_index.html"
+"""textual-serve's page (its template), which `handle_index` renders."""
+FOCUS = """<script>
+  // anemon: the terminal focused once it has drawn, so the keys reach the dashboard before
+  // the page is clicked (textual.js focuses it only on a click)
+  new MutationObserver((_, observer) => {
+    if (document.body.classList.contains("-first-byte")) {
+      observer.disconnect();
+      document.querySelector(".xterm-helper-textarea")?.focus();
+    }
+  }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+</script>
+</body>"""
+
+
+def focused_page(page: str) -> str:
+    """textual-serve's page with `FOCUS` at the end of its body (a page without one is
+    served as it is: tests/ui/test_adapters.py says when it moved)."""
+    head, found, tail = page.rpartition("</body>")
+    return head + FOCUS + tail if found else page
 
 
 def page_url(sock: socket.socket) -> str:
@@ -143,9 +166,9 @@ def server_class() -> type:
             import jinja2
 
             app = web.Application()
-            aiohttp_jinja2.setup(
-                app, loader=jinja2.FileSystemLoader(self.templates_path), autoescape=True
-            )
+            index = Path(self.templates_path) / PAGE
+            loader = jinja2.DictLoader({PAGE: focused_page(index.read_text(encoding="utf-8"))})
+            aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
             app.add_routes([
                 web.get("/", self.handle_index, name="index"),
                 web.get("/ws", self.handle_websocket, name="websocket"),

@@ -201,23 +201,23 @@ def test_the_dashboard_draws_in_headless_chromium_with_its_keys_before_any_click
 
 
 async def pause(chromium: str, url: str, profile: Path) -> tuple[str, list[str], list[str]]:
-    """Open `url`, click the terminal once the dashboard shows and type space (the replay's
-    pause); the terminal's text once it says so, its characters beyond ASCII and those of
+    """Open `url` and, once the dashboard shows, type space (the replay's pause) without a
+    click; the terminal's text once it says so, its characters beyond ASCII and those of
     them drawn as the missing-character box."""
     async with browser.page(chromium, profile) as tools:
         await tools.call("Page.navigate", url=url)
         await tools.screen_text(ARM, FOOTER)
-        await tools.click(100, 5)
         await tools.press(" ")
         text = await tools.screen_text(PAUSED)
         return (text, *await tools.shown_and_missing())
 
 
 @pytest.mark.slow
-def test_a_click_and_a_key_pause_the_replay_and_every_character_is_drawn(tmp_path):
-    """The keys reach the app once the page is clicked; the pause's glyph (‖, not ⏸: a
-    missing glyph in the browser's fonts, issue 24) and every other character on screen
-    are drawn from the page's fonts, none as the missing-character box."""
+def test_a_key_pauses_the_replay_before_any_click_and_every_character_is_drawn(tmp_path):
+    """The keys reach the app before the page is clicked (its terminal focused once it
+    draws); the pause's glyph (‖, not ⏸: a missing glyph in the browser's fonts, issue 24)
+    and every other character on screen are drawn from the page's fonts, none as the
+    missing-character box."""
     found = chromium()
     with serving(tmp_path, "replay", str(SAMPLE)) as served:
         text, shown, missing = asyncio.run(pause(found, served.url + "/", tmp_path / "profile"))
