@@ -662,7 +662,8 @@ DECIMALS = {
     **dict.fromkeys(("prefill_mean", "serious_at_s", "battery_start", "battery_end",
                      "fade_10_s", "fade_25_s", "fade_50_s", "cooldown_s",
                      "tokens_per_battery_pct"), 0),
-    "serious_frac": 2, "power_w_mean": 2, "j_per_token": 4,
+    **dict.fromkeys(("cpu_mean_pct", "gpu_mean_pct"), 0),
+    "serious_frac": 2, "power_w_mean": 2, "mem_peak_gb": 2, "j_per_token": 4,
 }  # fmt: skip
 """Decimals of each figure in JSON and CSV: as the table shows it (a share as a fraction to
 the table's whole %; energy_j and tokens per %, which it does not show, to 0.1 J and whole

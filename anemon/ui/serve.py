@@ -1,6 +1,8 @@
 """textual-serve's Server, narrowed for `anemon serve` (anemon/cli/serve.py says what and why):
 the static files a fixed table, no download route, autoescaped templates, one browser at a
-time, the start-up line plain text; and no COMMAND outlives its browser or the server.
+time, the start-up line plain text; the app started focused and the page's terminal focused
+once it draws, so the keys footer shows and the keys work before the page is clicked; and no
+COMMAND outlives its browser or the server.
 
 textual-serve asks the app to quit when its browser goes and then waits for it without end,
 and stops the server with the app still running; textual's web driver ignores its stdin
@@ -21,8 +23,9 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.drivers.web_driver import WebDriver
 
 from anemon.feeds.lifecycle import STOP_TIMEOUT_S
@@ -30,6 +33,7 @@ from anemon.text import printable
 
 if TYPE_CHECKING:
     from aiohttp import web
+    from textual.app import App
 
 QUIT_GRACE_S = STOP_TIMEOUT_S + 20.0
 """How long an app asked to quit may take before it is killed: its start-up (a few seconds on
@@ -42,12 +46,48 @@ class HangUpDriver(WebDriver):
     """textual's web driver, which hears the server go: its stdin ending while the app runs
     (the server stopped or was killed) is a hang-up, SIGHUP to this process, which the feed's
     lifecycle handles as a closed terminal's (stopped, drained, the recording closed with its
-    summary). The server's `quit` stays textual's."""
+    summary). The server's `quit` stays textual's. And the app starts focused (see
+    `start_application_mode`)."""
+
+    def __init__(self, app: App[Any], **options: Any) -> None:
+        super().__init__(app, **options)
+        self.app = app
+
+    def start_application_mode(self) -> None:
+        """textual's, which starts the app blurred (an AppBlur, queued as a callback: a
+        textual-web page focuses its app on a click); blurred, textual's Footer never draws
+        its keys, so the footer stayed blank until the page was clicked. The focus is queued
+        after that blur, so it always comes second; the page's own focus and blur (a click
+        elsewhere) follow as textual's."""
+        super().start_application_mode()
+        self.app.call_later(self.app.post_message, events.AppFocus())
 
     def run_input_thread(self) -> None:
         super().run_input_thread()
         if not self.exit_event.is_set():  # set when the app stops: this end is not the server's
             os.kill(os.getpid(), signal.SIGHUP)
+
+
+PAGE = "app_index.html"
+"""textual-serve's page (its template), which `handle_index` renders."""
+FOCUS = """<script>
+  // anemon: the terminal focused once it has drawn, so the keys reach the dashboard before
+  // the page is clicked (textual.js focuses it only on a click)
+  new MutationObserver((_, observer) => {
+    if (document.body.classList.contains("-first-byte")) {
+      observer.disconnect();
+      document.querySelector(".xterm-helper-textarea")?.focus();
+    }
+  }).observe(document.body, { attributes: true, attributeFilter: ["class"] });
+</script>
+</body>"""
+
+
+def focused_page(page: str) -> str:
+    """textual-serve's page with `FOCUS` at the end of its body (a page without one is
+    served as it is: tests/ui/test_adapters.py says when it moved)."""
+    head, found, tail = page.rpartition("</body>")
+    return head + FOCUS + tail if found else page
 
 
 def page_url(sock: socket.socket) -> str:
@@ -126,9 +166,9 @@ def server_class() -> type:
             import jinja2
 
             app = web.Application()
-            aiohttp_jinja2.setup(
-                app, loader=jinja2.FileSystemLoader(self.templates_path), autoescape=True
-            )
+            index = Path(self.templates_path) / PAGE
+            loader = jinja2.DictLoader({PAGE: focused_page(index.read_text(encoding="utf-8"))})
+            aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
             app.add_routes([
                 web.get("/", self.handle_index, name="index"),
                 web.get("/ws", self.handle_websocket, name="websocket"),

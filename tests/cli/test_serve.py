@@ -5,12 +5,10 @@ test fails under CI=true and skips with the reason elsewhere)."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,11 +26,12 @@ import pytest
 from anemon.cli.serve import anemon_command
 from anemon.errors import AnemonError
 from anemon.ui.serve import OUTPUT_GRACE_S, QUIT_GRACE_S
+from tests import browser
+from tests.browser import TIMEOUT_S
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "recordings" / "sim-sustain-1b-v2.jsonl"
 ARM = "minicpm5_1b_ane_pal8"
-TIMEOUT_S = 30.0
 STOP_S = QUIT_GRACE_S + OUTPUT_GRACE_S + TIMEOUT_S
 """A hang guard on serve's stop: it may wait for its COMMAND up to QUIT_GRACE_S (killed
 after)."""
@@ -161,31 +160,13 @@ def test_one_browser_at_a_time(tmp_path):
 
 # -- the browser --------------------------------------------------------------------------
 
-HOOK = """
-Object.defineProperty(Object.prototype, 'terminal', {
-  configurable: true,
-  get() { return undefined; },
-  set(value) {
-    window.__anemonTerminal = value;
-    Object.defineProperty(this, 'terminal',
-                          {value, writable: true, configurable: true, enumerable: true});
-  },
-});
-"""
-"""Run before the page's scripts: keeps textual.js's xterm.js terminal (the object it sets as
-`this.terminal`) where the test can read what the terminal holds."""
-SCREEN = """(() => {
-  const t = window.__anemonTerminal;
-  if (!t || !document.body.classList.contains('-first-byte')) return null;
-  const b = t.buffer.active, rows = [];
-  for (let i = 0; i < b.length; i++) rows.push(b.getLine(i).translateToString(true));
-  return rows.join('\\n');
-})()"""
-"""The terminal's text once it has drawn (textual.js marks the body `-first-byte`)."""
+FOOTER = "q Quit"
+"""The keys footer's first key, as textual's Footer draws it."""
+PAUSED = "‖ paused"
 
 
 def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    found = browser.chromium()
     if found is None:
         why = "chromium is not installed (Debian: apt-get install chromium)"
         if os.environ.get("CI") == "true":
@@ -194,95 +175,56 @@ def chromium() -> str:
     return found
 
 
-class DevTools:
-    """The few DevTools-protocol calls the tests need, over one page's websocket."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.last = 0
-
-    async def call(self, method: str, **params: object) -> dict:
-        self.last += 1
-        await self.ws.send_json({"id": self.last, "method": method, "params": params})
-        while True:
-            message = await self.ws.receive_json()
-            if message.get("id") == self.last:
-                assert "error" not in message, message
-                return dict(message["result"])
-
-    async def close_page(self) -> None:
-        """Close the page, as its tab closed: its websockets go, this one too."""
-        self.last += 1
-        await self.ws.send_json({"id": self.last, "method": "Page.close", "params": {}})
-        async with asyncio.timeout(TIMEOUT_S):
-            while not self.ws.closed:
-                await self.ws.receive()
-
-
-@asynccontextmanager
-async def page(browser: str, profile: Path) -> AsyncIterator[DevTools]:
-    """A page of headless Chromium (about:blank), driven over the DevTools protocol; the
-    browser ended on the way out."""
-    process = await asyncio.create_subprocess_exec(
-        browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-        f"--user-data-dir={profile}", "--window-size=1400,1000", "about:blank",
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        assert process.stderr is not None
-        port = None
-        while port is None:
-            line = await asyncio.wait_for(process.stderr.readline(), TIMEOUT_S)
-            assert line, "chromium exited before it listened"
-            if found := re.search(rb"DevTools listening on ws://[^:]+:(\d+)/", line):
-                port = int(found.group(1))
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
-                targets = await response.json()
-            target = next(t for t in targets if t["type"] == "page")
-            async with session.ws_connect(target["webSocketDebuggerUrl"], max_msg_size=0) as ws:
-                tools = DevTools(ws)
-                await tools.call("Page.enable")
-                await tools.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
-                yield tools
-    finally:
-        if process.returncode is None:
-            process.terminate()
-        await process.wait()
-
-
-async def screen_text(tools: DevTools, text: str) -> str:
-    """The terminal's text once it shows `text` (or whatever it shows after TIMEOUT_S)."""
-    shown = ""
-    deadline = time.monotonic() + TIMEOUT_S
-    while text not in shown and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
-        result = await tools.call("Runtime.evaluate", expression=SCREEN, returnByValue=True)
-        shown = result["result"].get("value") or ""
-    return shown
-
-
-async def draw(browser: str, url: str, profile: Path, shot: Path) -> str:
-    """Open `url` in headless Chromium; the terminal's text once it shows ARM (or whatever
-    it shows after TIMEOUT_S); a PNG screenshot saved to `shot`."""
-    async with page(browser, profile) as tools:
+async def draw(chromium: str, url: str, profile: Path, shot: Path) -> str:
+    """Open `url` in headless Chromium and never click it; the terminal's text once it
+    shows ARM and the keys footer (or whatever it shows after TIMEOUT_S); a PNG screenshot
+    saved to `shot`."""
+    async with browser.page(chromium, profile) as tools:
         await tools.call("Page.navigate", url=url)
-        text = await screen_text(tools, ARM)
-        png = await tools.call("Page.captureScreenshot", format="png")
-        shot.write_bytes(base64.b64decode(png["data"]))
+        text = await tools.screen_text(ARM, FOOTER)
+        await tools.screenshot(shot)
         return text
 
 
 @pytest.mark.slow
-def test_the_dashboard_draws_in_headless_chromium(tmp_path):
-    browser = chromium()
+def test_the_dashboard_draws_in_headless_chromium_with_its_keys_before_any_click(tmp_path):
+    """The footer shows its keys at once (issue 24: blank until the page was clicked, as
+    textual's web driver starts the app blurred)."""
+    found = chromium()
     shot = tmp_path / "dashboard.png"
     with serving(tmp_path, "replay", str(SAMPLE)) as served:
-        text = asyncio.run(draw(browser, served.url + "/", tmp_path / "profile", shot))
+        text = asyncio.run(draw(found, served.url + "/", tmp_path / "profile", shot))
     assert ARM in text, f"the arm never appeared; the terminal showed:\n{text}"
     assert "decode tok/s" in text
+    assert text.splitlines()[-1].startswith(" " + FOOTER), f"no keys: {text.splitlines()[-1:]}"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+async def pause(chromium: str, url: str, profile: Path) -> tuple[str, list[str], list[str]]:
+    """Open `url` and, once the dashboard shows, type space (the replay's pause) without a
+    click; the terminal's text once it says so, its characters beyond ASCII and those of
+    them drawn as the missing-character box."""
+    async with browser.page(chromium, profile) as tools:
+        await tools.call("Page.navigate", url=url)
+        await tools.screen_text(ARM, FOOTER)
+        await tools.press(" ")
+        text = await tools.screen_text(PAUSED)
+        return (text, *await tools.shown_and_missing())
+
+
+@pytest.mark.slow
+def test_a_key_pauses_the_replay_before_any_click_and_every_character_is_drawn(tmp_path):
+    """The keys reach the app before the page is clicked (its terminal focused once it
+    draws); the pause's glyph (‖, not ⏸: a missing glyph in the browser's fonts, issue 24)
+    and every other character on screen are drawn from the page's fonts, none as the
+    missing-character box."""
+    found = chromium()
+    with serving(tmp_path, "replay", str(SAMPLE)) as served:
+        text, shown, missing = asyncio.run(pause(found, served.url + "/", tmp_path / "profile"))
+    assert PAUSED in text, f"never paused; the terminal showed:\n{text}"
+    braille = [c for c in shown if "\u2800" <= c <= "\u28ff"]
+    assert "‖" in shown and "━" in shown and braille  # the pause, an axis, a plot
+    assert not missing, f"drawn as missing: {missing}"
 
 
 # -- no COMMAND outlives its browser or its serve ------------------------------------------
@@ -321,16 +263,16 @@ def assert_closed(recording: Path) -> None:
 
 
 @asynccontextmanager
-async def shown(browser: str, served: Served, cwd: Path) -> AsyncIterator[DevTools]:
+async def shown(chromium: str, served: Served, cwd: Path) -> AsyncIterator[browser.DevTools]:
     """The page open in headless Chromium."""
-    async with page(browser, cwd / "profile") as tools:
+    async with browser.page(chromium, cwd / "profile") as tools:
         await tools.call("Page.navigate", url=served.url + "/")
         yield tools
 
 
-async def close_after(browser: str, served: Served, cwd: Path, seconds: float) -> None:
+async def close_after(chromium: str, served: Served, cwd: Path, seconds: float) -> None:
     """Open the page; close it `seconds` after its COMMAND started."""
-    async with shown(browser, served, cwd) as tools:
+    async with shown(chromium, served, cwd) as tools:
         async with asyncio.timeout(TIMEOUT_S):
             while not children(cwd, served.process):
                 await asyncio.sleep(0.05)
@@ -344,9 +286,9 @@ def test_a_page_closed_at_any_moment_of_start_up_ends_its_command(tmp_path, seco
     """The page closed 0.5, 2 or 5 s after its COMMAND started (importing, starting the
     dashboard, running): COMMAND ends, its recording closed with its summary, and serve
     goes on for the next browser."""
-    browser = chromium()
+    found = chromium()
     with serving(tmp_path, "demo", "--record", "demo.jsonl") as served:
-        asyncio.run(close_after(browser, served, tmp_path, seconds))
+        asyncio.run(close_after(found, served, tmp_path, seconds))
         left = children_after(tmp_path, served.process, STOP_S)
         assert not left, f"still running after the page closed: {left}"
         assert served.process.poll() is None
@@ -354,12 +296,12 @@ def test_a_page_closed_at_any_moment_of_start_up_ends_its_command(tmp_path, seco
 
 
 async def stop_serve_while_shown(
-    browser: str, served: Served, cwd: Path, how: signal.Signals
+    chromium: str, served: Served, cwd: Path, how: signal.Signals
 ) -> None:
     """Open the page; once the dashboard shows, send `how` to serve and wait for it to end,
     the page still open."""
-    async with shown(browser, served, cwd) as tools:
-        text = await screen_text(tools, ARM)
+    async with shown(chromium, served, cwd) as tools:
+        text = await tools.screen_text(ARM)
         assert ARM in text, f"the dashboard never showed; the terminal showed:\n{text}"
         served.process.send_signal(how)
         await asyncio.to_thread(served.process.wait, STOP_S)
@@ -370,9 +312,9 @@ async def stop_serve_while_shown(
 def test_serve_stopped_with_a_browser_connected_leaves_no_command(tmp_path, how):
     """serve ends its COMMAND before it exits: none is running once serve's status is
     known, and its recording is closed with its summary."""
-    browser = chromium()
+    found = chromium()
     with serving(tmp_path, "demo", "--record", "demo.jsonl") as served:
-        asyncio.run(stop_serve_while_shown(browser, served, tmp_path, how))
+        asyncio.run(stop_serve_while_shown(found, served, tmp_path, how))
         assert served.process.returncode == 0
         left = children(tmp_path, served.process)
         assert not left, f"serve ({how.name}) exited, leaving {left}"
@@ -383,9 +325,9 @@ def test_serve_stopped_with_a_browser_connected_leaves_no_command(tmp_path, how)
 def test_a_command_whose_serve_is_killed_ends_and_closes_its_recording(tmp_path):
     """serve killed (no chance to stop COMMAND): COMMAND hears its stdin end and ends as on
     a hang-up, its recording closed with its summary."""
-    browser = chromium()
+    found = chromium()
     with serving(tmp_path, "demo", "--record", "demo.jsonl") as served:
-        asyncio.run(stop_serve_while_shown(browser, served, tmp_path, signal.SIGKILL))
+        asyncio.run(stop_serve_while_shown(found, served, tmp_path, signal.SIGKILL))
         left = children_after(tmp_path, served.process, TIMEOUT_S)
         assert not left, f"still running after serve was killed: {left}"
     assert_closed(tmp_path / "demo.jsonl")

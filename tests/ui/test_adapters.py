@@ -24,7 +24,7 @@ from textual_hires_canvas import Canvas
 from textual_plot import PlotWidget
 from textual_plot.plot_widget import LinePlot
 
-from anemon.ui import textual_compat
+from anemon.ui import serve, textual_compat
 from anemon.ui.charts import plotlib
 from tests.library_internals import ADAPTERS, REPO, uses
 
@@ -279,14 +279,23 @@ def test_what_the_serve_adapter_relies_on_of_textual_serve_is_there() -> None:
         it.holds("TEXTUAL_DRIVER" in environment, "`_build_environment` sets TEXTUAL_DRIVER")
         it.has(Server, "_process_messages")
         it.takes(Server, "_process_messages", "websocket", "app_service")
+        server = Server("true")
+        page = Path(server.templates_path) / serve.PAGE
+        it.holds(page.is_file() and "</body>" in page.read_text(), f"{serve.PAGE} has a body")
+        script = (Path(server.statics_path) / "js" / "textual.js").read_text()
+        marks = "-first-byte" in script and "xterm-helper-textarea" in script
+        it.holds(marks, "textual.js marks a drawn page `-first-byte`; `.xterm-helper-textarea`")
 
 
 def test_what_the_serve_adapter_relies_on_of_textuals_web_driver_is_there() -> None:
     from textual.drivers.web_driver import WebDriver
 
     with relied("textual", SERVE) as it:
-        it.has(WebDriver, "run_input_thread")
+        it.has(WebDriver, "run_input_thread", "start_application_mode")
         it.holds("self.exit_event = " in inspect.getsource(WebDriver), "it has an exit_event")
+        start = inspect.getsource(WebDriver.start_application_mode)
+        queued = "call_later(self._app.post_message, events.AppBlur())" in start
+        it.holds(queued, "`start_application_mode` queues the app's blur (the focus goes after)")
 
 
 # -- every private name an adapter uses is checked above -----------------------------------
