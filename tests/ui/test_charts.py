@@ -579,7 +579,7 @@ def dipping(decode: list[float]) -> Dashboard:
     return Dashboard(Runs.one(feed), layouts.resolve("default"))
 
 
-@pytest.mark.parametrize("height", [30, 33, 36, 40, 46, 60])
+@pytest.mark.parametrize("height", [30, 31, 33, 34, 36, 38, 40, 46, 53, 60])
 async def test_a_small_dip_in_decode_is_drawn_as_small_on_even_ticks(height: int) -> None:
     """A 3 % dip (56 → 54.3 tok/s) on an axis of ±10 % of the median at least, whose labels
     are one step apart, a blank row between any two."""
@@ -600,6 +600,8 @@ async def test_a_small_dip_in_decode_is_drawn_as_small_on_even_ticks(height: int
         )
         values = np.array([float(rows[y]) for y in labelled])
         assert np.allclose(np.diff(values), values[1] - values[0]), rows
+        # the same rows between any two labels: an even step is drawn evenly (issue 24)
+        assert len(set(np.diff(labelled))) == 1, (labelled, rows)
 
 
 async def test_a_legend_never_floats_over_where_the_newest_points_come() -> None:

@@ -129,21 +129,22 @@ def test_bar_places_the_head_and_marks(args: tuple, drawn: str) -> None:
     ("ys", "fixed", "least", "limits"),
     [
         ([np.array([2200.0, 4100.0]), np.array([1000.0, 1250.0])], (None, None), Least(),
-         (0.0, 6000.0)),
-        ([np.array([38.0, 38.0]), np.empty(0)], (None, None), Least(), (37.0, 39.0)),
-        ([np.array([54.0, 55.0, 56.0])], (None, None), Least(share=0.2), (45.0, 65.0)),
-        ([np.array([0.2, 0.4])], (None, None), Least(share=0.2), (0.0, 1.5)),
-        ([np.array([95.0])], (0, 100), Least(), (0, 100)),
-        ([np.array([-0.5, 101.0])], (0, 100), Least(), (-50.0, 150.0)),
-        ([], (None, None), Least(), (None, None)),
+         (0.0, 8000.0, 2000.0)),
+        ([np.array([38.0, 38.0]), np.empty(0)], (None, None), Least(), (37.0, 39.0, 0.5)),
+        ([np.array([54.0, 55.0, 56.0])], (None, None), Least(share=0.2), (45.0, 65.0, 5.0)),
+        ([np.array([0.2, 0.4])], (None, None), Least(share=0.2), (0.0, 2.0, 0.5)),
+        ([np.array([95.0])], (0, 100), Least(), (0, 100, 25.0)),
+        ([np.array([-0.5, 101.0])], (0, 100), Least(), (-50.0, 150.0, 50.0)),
+        ([], (None, None), Least(), (None, None, None)),
     ],
-    ids=["two series, a margin, out to ticks", "flat", "tok/s: +/-10 % of the median",
-         "from 0, not below", "within fixed", "beyond fixed", "none"],
+    ids=["two series, a margin, out to ticks, a row per step over", "flat",
+         "tok/s: +/-10 % of the median", "from 0, not below", "within fixed", "beyond fixed",
+         "none"],
 )  # fmt: skip
 def test_y_limits_cover_every_series_on_ticks(
     ys: list[np.ndarray], fixed: tuple, least: Least, limits: tuple
 ) -> None:
-    assert y_limits(ys, fixed, least, rows=8) == limits
+    assert y_limits(ys, fixed, least, rows=8) == pytest.approx(limits)
 
 
 @given(
@@ -154,17 +155,19 @@ def test_y_limits_cover_every_series_on_ticks(
 def test_ticks_are_evenly_spaced_rows_apart_from_end_to_end(
     lo: float, span: float, rows: int
 ) -> None:
-    """Every step the same, two labels never on one row or on rows next to each other, and
-    the axis starts and ends on a tick."""
-    low, high = on_ticks(lo, lo + span, rows)
+    """Every step the same and drawn as the same whole rows, two labels never on one row or
+    on rows next to each other, and the axis starts on a tick, its top less than a step above
+    the last one."""
+    low, high, step = on_ticks(lo, lo + span, rows)
     assert low <= lo and lo + span <= high
     axis = FittedFormatter()
-    axis.rows = rows
+    axis.rows, axis.step = rows, step
     ticks = axis.get_ticks(low, high)
-    assert (ticks[0], ticks[-1]) == (pytest.approx(low), pytest.approx(high))
+    assert ticks[0] == pytest.approx(low) and high - ticks[-1] < step * (1 + 1e-9)
     steps = np.diff(ticks)
-    assert len(steps) and np.allclose(steps, steps[0])
-    assert steps[0] / (high - low) * rows >= ROWS_APART * (1 - 1e-9)
+    assert len(steps) and np.allclose(steps, step)
+    per_step = step / (high - low) * rows
+    assert per_step >= ROWS_APART * (1 - 1e-9) and per_step == pytest.approx(round(per_step))
 
 
 @pytest.mark.parametrize(

@@ -80,13 +80,16 @@ def tick_step(span: float, rows: int) -> float:
     return next(m * scale for m in (*STEPS, 10.0) if m * scale >= least * (1 - 1e-9))
 
 
-def on_ticks(lo: float, hi: float, rows: int) -> tuple[float, float]:
-    """`lo`..`hi` widened to the nearest ticks outside them, so that the axis starts and ends
-    on a label. A wider span can need a larger step, so until the step holds: on 4 rows or
-    more it does once the step is as wide as the data, whose range then touches two steps at
-    most. On fewer, `lo`..`hi` as they are (a chart that short shows its values in words)."""
+def on_ticks(lo: float, hi: float, rows: int) -> tuple[float, float, float | None]:
+    """`lo`..`hi` widened to the nearest ticks outside them, so that the axis starts on a label,
+    with the step between its ticks. A wider span can need a larger step, so until the step
+    holds: on 4 rows or more it does once the step is as wide as the data, whose range then
+    touches two steps at most. The top is then raised by the rows a whole number of rows per
+    step leaves over (19 rows for 6 steps: 3 a step, and one row above the top tick), so that
+    every step is drawn as the same rows. On fewer, `lo`..`hi` as they are and no step (a
+    chart that short shows its values in words)."""
     if rows < MIN_TICK_ROWS:
-        return lo, hi
+        return lo, hi, None
     step = tick_step(hi - lo, rows)
     while True:
         low, high = math.floor(lo / step) * step, math.ceil(hi / step) * step
@@ -94,8 +97,11 @@ def on_ticks(lo: float, hi: float, rows: int) -> tuple[float, float]:
             high = low + step
         wider = tick_step(high - low, rows)
         if wider <= step:
-            return low, high
+            break
         step = wider
+    steps = round((high - low) / step)
+    per_step = rows // steps
+    return low, high + (rows - steps * per_step) * step / per_step, step
 
 
 class FittedFormatter(AxisFormatter):
@@ -105,9 +111,11 @@ class FittedFormatter(AxisFormatter):
 
     def __init__(self) -> None:
         self.rows = 8
+        self.step: float | None = None
+        """The step `on_ticks` chose for the limits set, else one found for the range."""
 
     def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
-        step = tick_step(max_ - min_, self.rows)
+        step = self.step or tick_step(max_ - min_, self.rows)
         first, last = math.ceil(min_ / step - 1e-9), math.floor(max_ / step + 1e-9)
         return [round(n * step, 12) for n in range(first, last + 1)]
 
@@ -170,13 +178,13 @@ def y_limits(
     fixed: tuple[float | None, float | None],
     least: Least,
     rows: int,
-) -> tuple[float | None, float | None]:
+) -> tuple[float | None, float | None, float | None]:
     """A chart's fixed limits widened to its data, or the data's range widened to its least
     span (`least`) with a margin; either way out to the ticks outside (`on_ticks`, for an
-    axis of `rows` rows)."""
+    axis of `rows` rows), with their step (None: no data, the fixed limits as they are)."""
     span = extent(ys)
     if span is None:
-        return fixed
+        return (*fixed, None)
     lo, hi = span
     if fixed != (None, None):
         lo = lo if fixed[0] is None else min(fixed[0], lo)

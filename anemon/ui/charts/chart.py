@@ -291,7 +291,9 @@ class Chart(PlotBase, can_focus=False):
         self.plotted = bool(points)
         ylim = self.spec.ylimits(session)
         if not self.spec.thermal_axis:  # the thermal axis names its four states
-            ylim = y_limits([y for _, y, *_ in points], ylim, self.spec.least, self.label_rows)
+            ys = [y for _, y, *_ in points]
+            low, high, self.y_axis.step = y_limits(ys, ylim, self.spec.least, self.label_rows)
+            ylim = low, high
         with self.deferred():  # drawn below, once
             self.clear()
             for x, y, line, labelled in points:
@@ -330,6 +332,7 @@ class Chart(PlotBase, can_focus=False):
         # the points stay until the next draw, but a legend placed for the old size may hide them
         self.place_legend()
         self.y_axis.rows = self.label_rows  # the ticks are placed again at the new height
+        self.y_axis.step = None  # the limits' step was for the old height, until the next draw
         self.show_short()
 
     def show_short(self) -> bool:
