@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from anemon.devices.base import (
     CONNECTIONS,
+    AppFinder,
     AppNews,
     AppWatcher,
     Conditioner,
@@ -53,7 +54,9 @@ GB = 1_000_000_000
 DISK_USAGE = "com.apple.disk_usage"
 
 
-class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, Conditioner):
+class Pmd3Device(
+    Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, AppFinder, Conditioner
+):
     """One iPhone through usbmuxd (the first attached one unless `udid` is given), or over the
     network at `host` (`connect="network"`)."""
 
@@ -165,9 +168,15 @@ class Pmd3Device(Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, C
 
     def watch(self, bundle: str) -> AsyncIterator[AppNews]:
         """The app's exits, samples every `process_s`, crash reports, over the DVT session."""
+        return self._watch(bundle, finds=False)
+
+    def watch_running(self, bundle: str) -> AsyncIterator[AppNews]:
+        """The same of the app someone else launched, found by `bundle` (a watch)."""
+        return self._watch(bundle, finds=True)
+
+    def _watch(self, bundle: str, *, finds: bool) -> AsyncIterator[AppNews]:
         pace = Pace(self.process_s, self.poll_s, self.reconnect_s, self.silent_s)
-        watch = AppWatch(self.dvt, bundle, pace, self.warnings)
-        return watch.news()
+        return AppWatch(self.dvt, bundle, pace, self.warnings, finds=finds).news()
 
     async def hold_condition(self, profile: str) -> str:
         await self.dvt.hold(profile)

@@ -3,7 +3,10 @@ crash report service: `AppWatch.news()` yields its exits, samples, crash reports
 
 Four streams, each in a task of its own, into one queue:
 - exits: the termination message as it comes, and `processIdentifierForBundleIdentifier:`
-  every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none;
+  every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none.
+  Watching an app someone else launched (`finds`, `anemon watch --device`), that poll is all
+  there is (the phone tells only the launching connection of an exit): it finds the app's
+  pid, sees it gone (an exit), and follows the next pid the bundle runs as;
 - sysmontap every `process_s` (a phone may deliver every 3-5 s: what comes is yielded, nothing
   is filled in); silent for `silent_s` (SILENT_S) it is a gap, not a crash;
 - graphics (`Device Utilization %`);
@@ -34,6 +37,8 @@ EXIT_POLL_S = 1.5
 SILENT_S = 10.0
 """sysmontap silent this long (real seconds) is a gap."""
 MIN_POLL_S = 0.1
+GONE = "exited (its pid is gone)"
+"""An exit seen by polling the pid, with no termination message to say how."""
 RETRY_MAX_S = 30.0
 
 
@@ -66,9 +71,14 @@ class Warnings:
 class AppWatch:
     """The news of one bundle from the session's launches, until closed."""
 
-    def __init__(self, session: DvtSession, bundle: str, pace: Pace, warnings: Warnings) -> None:
+    def __init__(
+        self, session: DvtSession, bundle: str, pace: Pace, warnings: Warnings, *,
+        finds: bool = False,
+    ) -> None:  # fmt: skip
         self.session = session
         self.bundle = bundle
+        self.finds = finds
+        """The app is not launched here: its pid is found by its bundle, and found again."""
         self.process_s = pace.process_s
         self.poll_s = max(pace.poll_s, MIN_POLL_S)
         self.silent_s = pace.silent_s
@@ -130,13 +140,29 @@ class AppWatch:
                 async with asyncio.timeout(min(EXIT_POLL_S, self.poll_s)):
                     self._exit(await self.session.exits.get())
                     continue
+            if self.finds:
+                await self._find(back)
+                continue
             pid = self.session.pid
             if pid is None or pid in self._exited:
                 continue
             running = await self.session.running_pid(self.bundle)
             back()
             if running != pid:
-                self._exit(await self._message_for(pid) or AppExit(pid, "is no longer running"))
+                self._exit(await self._message_for(pid) or AppExit(pid, GONE))
+
+    async def _find(self, back: Callable[[], None]) -> None:
+        """The app someone else launched: the pid it runs as now. The one followed until now
+        is gone (its exit: no termination message comes for it); a new one is followed."""
+        running = await self.session.running_pid(self.bundle)
+        back()
+        pid = self.session.pid
+        if running == pid:
+            return
+        if pid is not None:
+            self._exit(AppExit(pid, GONE))
+        if running:
+            self.session.follow(running)
 
     async def _message_for(self, pid: int) -> AppExit | None:
         """The termination message of `pid`, which may be on its way (with its signal), if it
