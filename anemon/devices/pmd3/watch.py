@@ -190,7 +190,10 @@ class AppWatch:
         dvt = await self.session.provider()
         try:
             async with DeviceInfo(dvt) as info:
-                attributes = list(await info.sysmon_process_attributes())
+                # only what is read, of what the phone offers: a row per process every
+                # interval (hundreds on a phone), each value decoded by the client
+                offered = set(await info.sysmon_process_attributes())
+                attributes = [a for a in samples.PROCESS_ATTRIBUTES if a in offered]
                 system = list(await info.sysmon_system_attributes())
             interval = max(1, round(self.process_s * 1000))
             async with Sysmontap(dvt, attributes, system, interval_ms=interval) as tap:
