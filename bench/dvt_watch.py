@@ -11,7 +11,11 @@ whose load drifts weighs on both alike. Printed: % of one core per run, each con
 and spread, the sampled-minus-not difference of each adjacent pair, and how many app readings
 the sampled runs recorded (0 would mean nothing was sampled).
 
-Run: .venv/bin/python bench/dvt_watch.py [--runs 3] [--seconds 45]   (needs tmux; Linux)
+`--headless`: the same with `watch --headless` (the progress lines in tmux, no dashboard),
+which tells the sampling's own cost (DVT, the samples' events, the recording) from the
+dashboard's redraws of the readings it brings.
+
+Run: .venv/bin/python bench/dvt_watch.py [--runs 3] [--seconds 45] [--headless]  (tmux; Linux)
 """
 
 from __future__ import annotations
@@ -89,7 +93,7 @@ def wait_for(test: object, what: str) -> None:
         time.sleep(0.2)
 
 
-def one_run(sampled: bool, seconds: float, number: int) -> Run:
+def one_run(sampled: bool, seconds: float, number: int, *, headless: bool) -> Run:
     work = Path(tempfile.mkdtemp(prefix="anemon-dvt-watch-"))
     session = f"anemon-dvt-watch-{os.getpid()}-{number}"
     recording = work / "watch.jsonl"
@@ -97,7 +101,8 @@ def one_run(sampled: bool, seconds: float, number: int) -> Run:
     try:
         command = [sys.executable, "-m", "anemon", "watch", "--device", "pymobiledevice3",
                    "--bundle", BUNDLE, "--log", LOG, "--process-s", "1" if sampled else "0",
-                   "--record", str(recording), "--mirror", str(work / "mirror.log")]  # fmt: skip
+                   "--record", str(recording), "--mirror", str(work / "mirror.log"),
+                   *(["--headless"] if headless else [])]  # fmt: skip
         # a tmux server of its own (-L): a shared one would give the pane its own environment
         tmux = ["tmux", "-L", session]
         subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", SIZE[0], "-y", SIZE[1],
@@ -130,13 +135,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of each condition")
     parser.add_argument("--seconds", type=float, default=45.0, help="the measured window")
+    parser.add_argument("--headless", action="store_true", help="watch --headless, no dashboard")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("bench/dvt_watch.py needs tmux")
     runs: list[Run] = []
     for i in range(args.runs):
         for sampled in (i % 2 == 0, i % 2 != 0):  # ABBA...: neither always goes first
-            run = one_run(sampled, args.seconds, len(runs))
+            run = one_run(sampled, args.seconds, len(runs), headless=args.headless)
             runs.append(run)
             label = "sampled (--process-s 1)" if run.sampled else "not sampled (--process-s 0)"
             print(f"run {len(runs)}: {label}: {run.core_pct:.2f} % of a core, "
@@ -145,7 +151,8 @@ def main() -> int:
     off = [r.core_pct for r in runs if not r.sampled]
     pairs = [a.core_pct - b.core_pct if a.sampled else b.core_pct - a.core_pct
              for a, b in zip(runs[::2], runs[1::2], strict=True)]  # fmt: skip
-    print(f"\nwatch CPU over {args.seconds:g} s, % of one core (utime + stime, /proc/PID/stat):")
+    view = "headless" if args.headless else "dashboard, tmux 120x40"
+    print(f"\nwatch ({view}) CPU over {args.seconds:g} s, % of one core (utime + stime):")
     print(f"  sampled:     {spread(on)}")
     print(f"  not sampled: {spread(off)}")
     print(f"  sampled - not, per pair: {', '.join(f'{d:+.2f}' for d in pairs)}; {spread(pairs)}")

@@ -5,13 +5,17 @@ exit. An exit in a round that has no END yet fails that round as a run's does
 (control/arm.py): once the log has had `grace_s` to bring the END (a last pull), or a report
 to say why (then the report's reason is the round's); while the log cannot be pulled the grace
 waits for it, and starts again when it is back.
+
+A watch launched nothing, so which round a process ran is told by time: the latest START read
+before the process was last sampled (the app's next launch may have written its START before
+the poll saw the old process gone); a process never sampled ran the latest round.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from anemon.devices.base import AppCrash, AppExit, AppFinder, AppNews
+from anemon.devices.base import AppCrash, AppExit, AppFinder, AppNews, AppSample
 from anemon.events import EndEvent, ErrorEvent, Event, GapEvent, StartEvent
 from anemon.pipeline import Pipeline
 
@@ -30,16 +34,22 @@ class WatchedApp:
         """As a run's app source (the controller's): `KIND:app`, its gaps `KIND:app:STREAM`."""
         self.log_source = log_source
         self.grace_s = grace_s
-        self.arm: str | None = None
-        """The arm of the round in progress (a START, no END yet), else None."""
-        self._round = 0
-        """Counts STARTs: a grace belongs to the round it began in."""
-        self._explained: set[int] = set()
-        """Rounds a crash report ended (its reason is theirs, not the exit's)."""
+        self._starts: list[tuple[float, str | None]] = []
+        """Each round's START: when it was read, its arm (round n is `_starts[n - 1]`)."""
+        self._over: set[int] = set()
+        """Rounds with their END, or ended by a report or an exit (nothing more fails them)."""
+        self._sampled_at: dict[int, float] = {}
+        """When each process was last sampled (session time)."""
         self._log_back = asyncio.Event()
         self._log_back.set()
         self._graces: set[asyncio.Task[None]] = set()
         pipeline.subscribe(self._on_event)
+
+    @property
+    def arm(self) -> str | None:
+        """The arm of the round in progress (a START, no END yet), else None."""
+        latest = len(self._starts)
+        return self._starts[-1][1] if latest and latest not in self._over else None
 
     async def run(self) -> None:
         try:
@@ -52,32 +62,48 @@ class WatchedApp:
 
     def _on_news(self, news: AppNews) -> None:
         if isinstance(news, AppExit):
-            if self.arm is not None:
-                grace = asyncio.create_task(self._fail_after_grace(self.arm, self._round, news))
+            round_ = self._round_of(news.pid)
+            if round_ and round_ not in self._over:
+                grace = asyncio.create_task(self._fail_after_grace(round_, news))
                 self._graces.add(grace)
                 grace.add_done_callback(self._graces.discard)
             return
-        if isinstance(news, AppCrash) and self.arm is not None:
-            self._explained.add(self._round)  # the summary takes the report's reason
-        self.pipeline.emit_now(news.event, arm=self.arm, source=self.source)
+        arm = self.arm
+        if isinstance(news, AppSample) and news.pid is not None:
+            self._sampled_at[news.pid] = self.pipeline.clock.now()
+        elif isinstance(news, AppCrash):
+            round_ = self._round_of(news.pid)
+            if round_ and round_ not in self._over:
+                self._over.add(round_)  # the summary takes the report's reason
+                arm = self._starts[round_ - 1][1]
+        self.pipeline.emit_now(news.event, arm=arm, source=self.source)
 
-    async def _fail_after_grace(self, arm: str, round_: int, exited: AppExit) -> None:
+    def _round_of(self, pid: int | None) -> int:
+        """The round process `pid` ran (0: none yet)."""
+        seen = self._sampled_at.get(pid) if pid is not None else None
+        if seen is None:
+            return len(self._starts)
+        return sum(1 for t, _ in self._starts if t <= seen)
+
+    async def _fail_after_grace(self, round_: int, exited: AppExit) -> None:
         while True:
             await self.pipeline.clock.sleep(self.grace_s)
             if self._log_back.is_set():
                 break
             await self._log_back.wait()  # the END may be on the phone: a new grace once back
-        if self.arm == arm and self._round == round_ and round_ not in self._explained:
-            message = f"the app {exited.reason} without an END line"
-            self.arm = None
-            self.pipeline.emit_now(ErrorEvent, arm=arm, source=self.source, message=message,
-                                   line=f"anemon: ERROR: {message}")  # fmt: skip
+        if round_ in self._over:
+            return
+        self._over.add(round_)
+        arm = self._starts[round_ - 1][1]
+        message = f"the app {exited.reason} without an END line"
+        self.pipeline.emit_now(ErrorEvent, arm=arm, source=self.source, message=message,
+                               line=f"anemon: ERROR: {message}")  # fmt: skip
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, StartEvent):
-            self.arm, self._round = event.arm, self._round + 1
-        elif isinstance(event, EndEvent):
-            self.arm = None
+            self._starts.append((event.t, event.arm))
+        elif isinstance(event, EndEvent) and self._starts:
+            self._over.add(len(self._starts))
         elif isinstance(event, GapEvent) and event.source == self.log_source:
             if event.state == "begin":
                 self._log_back.clear()

@@ -9,7 +9,9 @@ Four streams, each in a task of its own, into one queue:
   pid, sees it gone (an exit), and follows the next pid the bundle runs as;
 - sysmontap every `process_s` (a phone may deliver every 3-5 s: what comes is yielded, nothing
   is filled in); silent for `silent_s` (SILENT_S) it is a gap, not a crash;
-- graphics (`Device Utilization %`);
+- graphics (`Device Utilization %`), each reading given with the app's next sysmontap sample
+  if one comes within GPU_WAIT x `process_s` (one event, one redraw of a dashboard, for
+  both), else alone;
 - crash reports: the CrashReporter folder listed every `poll_s` (at least MIN_POLL_S): what
   was there when the watch began is not this run's.
 All in real seconds, as the backend keeps its own time.
@@ -22,12 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anemon.devices import reports
-from anemon.devices.base import AppExit, AppGap, AppNews
+from anemon.devices.base import AppExit, AppGap, AppNews, AppSample
 from anemon.devices.pmd3 import samples
 
 if TYPE_CHECKING:
@@ -37,6 +40,8 @@ EXIT_POLL_S = 1.5
 SILENT_S = 10.0
 """sysmontap silent this long (real seconds) is a gap."""
 MIN_POLL_S = 0.1
+GPU_WAIT = 1.5
+"""How many sysmontap intervals a GPU reading waits for the app's sample to go with."""
 GONE = "exited (its pid is gone)"
 """An exit seen by polling the pid, with no termination message to say how."""
 RETRY_MAX_S = 30.0
@@ -86,6 +91,9 @@ class AppWatch:
         self.warnings = warnings
         self._queue: asyncio.Queue[AppNews] = asyncio.Queue()
         self._exited: set[int] = set()
+        self._gpu: AppSample | None = None
+        """The latest GPU reading, waiting for the app's next sample (`_with_gpu`)."""
+        self._gpu_timer: asyncio.TimerHandle | None = None
         self._seen: set[str] | None = None
         """The reports listed so far: the first listing's are not this run's; one written
         while the phone was away is new when it is back."""
@@ -98,6 +106,7 @@ class AppWatch:
             while True:
                 yield await self._queue.get()
         finally:
+            self._take_gpu()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -228,7 +237,14 @@ class AppWatch:
             async with Graphics(dvt) as graphics:
                 back()
                 async for sample in graphics:
-                    self._read(samples.gpu_sample(sample, self.session.pid))
+                    read = samples.gpu_sample(sample, self.session.pid)
+                    if read.sample is None:
+                        self._read(read)
+                        continue
+                    self._flush_gpu()  # one not taken yet goes alone
+                    self._gpu = read.sample
+                    wait = GPU_WAIT * self.process_s
+                    self._gpu_timer = asyncio.get_running_loop().call_later(wait, self._flush_gpu)
         except Exception as e:
             raise await self.session.failed(e, dvt) from e
 
@@ -236,7 +252,26 @@ class AppWatch:
         if read.warning:
             self.warnings.add(read.warning)
         elif read.sample is not None:
-            self._put(read.sample)
+            self._put(self._with_gpu(read.sample))
+
+    def _with_gpu(self, sample: AppSample) -> AppSample:
+        """The app's sample with the GPU reading that waited for it (of the same process)."""
+        if self._gpu is None or self._gpu.pid != sample.pid:
+            self._flush_gpu()
+            return sample
+        gpu = self._take_gpu()
+        return sample if gpu is None else dataclasses.replace(sample, gpu_pct=gpu.gpu_pct)
+
+    def _flush_gpu(self) -> None:
+        gpu = self._take_gpu()
+        if gpu is not None:
+            self._put(gpu)
+
+    def _take_gpu(self) -> AppSample | None:
+        if self._gpu_timer is not None:
+            self._gpu_timer.cancel()
+        gpu, self._gpu, self._gpu_timer = self._gpu, None, None
+        return gpu
 
     # -- crash reports -----------------------------------------------------------------------
 

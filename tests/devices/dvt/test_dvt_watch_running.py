@@ -92,6 +92,28 @@ async def test_the_running_app_is_sampled_its_kill_fails_the_round_and_its_next_
     assert dvt_phone.devices[0].watch_warnings == 0
 
 
+async def test_an_app_replaced_by_the_next_arm_fails_its_own_round_not_the_next(
+    dvt_phone: DvtPhone, tmp_path: Path
+) -> None:
+    """Someone launches the next arm over the running one (its process is killed, no END):
+    the next arm's START may be read before the poll sees the old process gone; the failure is
+    the old round's, whichever comes first."""
+    pids: list[int] = []
+
+    async def replace(events: list[Event]) -> None:
+        pids.append(launch(dvt_phone))
+        await until(lambda: len(sampled(events, pids[0])) >= 3)
+        pids.append(launch(dvt_phone, ARMS[1]))  # replaces the running instance
+        await until(lambda: errors(events) and sampled(events, pids[1]))
+
+    events = await watched(dvt_phone, tmp_path, replace)
+    (error,) = errors(events)
+    assert error.arm == ARMS[0]
+    summary = {s.arm: s for s in summarize_events(events)}
+    assert summary[ARMS[0]].status == "failed"
+    assert summary[ARMS[1]].status != "failed"
+
+
 async def test_an_app_that_ends_with_its_end_line_and_exits_is_done(
     dvt_phone: DvtPhone, tmp_path: Path
 ) -> None:
