@@ -237,16 +237,19 @@ class AppWatch:
             async with Graphics(dvt) as graphics:
                 back()
                 async for sample in graphics:
-                    read = samples.gpu_sample(sample, self.session.pid)
-                    if read.sample is None:
-                        self._read(read)
-                        continue
-                    self._flush_gpu()  # one not taken yet goes alone
-                    self._gpu = read.sample
-                    wait = GPU_WAIT * self.process_s
-                    self._gpu_timer = asyncio.get_running_loop().call_later(wait, self._flush_gpu)
+                    self._read_gpu(samples.gpu_sample(sample, self.session.pid))
         except Exception as e:
             raise await self.session.failed(e, dvt) from e
+
+    def _read_gpu(self, read: samples.Read) -> None:
+        """A GPU reading waits for the app's next sample (`_with_gpu`), or goes alone."""
+        if read.sample is None:
+            self._read(read)
+            return
+        self._flush_gpu()  # one not taken yet goes alone
+        self._gpu = read.sample
+        wait = GPU_WAIT * self.process_s
+        self._gpu_timer = asyncio.get_running_loop().call_later(wait, self._flush_gpu)
 
     def _read(self, read: samples.Read) -> None:
         if read.warning:
