@@ -130,7 +130,7 @@ def test_watch_over_the_network_records_power_with_the_cable_out(tmp_path):
 
 
 def power(recording, **only):
-    """The power readings (the slower telemetry also has the disk; recordings keep no source),
+    """The power readings (the slower telemetry also has the disk; both are the host's source),
     those whose fields have the values of `only`."""
     readings = [e for e in recorded(recording, "telemetry") if "free_gb" not in e]
     return [e for e in readings if all(e.get(k) == v for k, v in only.items())]
