@@ -60,6 +60,13 @@ def _said(head: str, detail: str) -> str:
     return f"{head}: {detail}" if detail else head
 
 
+def _gap(e: GapEvent) -> str:
+    """A gap of the log (the device, the mirror), or of a stream about the app: its source is
+    `KIND:app:STREAM` (devices/base.py AppGap), live and, as recorded, after replay."""
+    stream = e.source.partition(":app:")[2]
+    return _said(f"app {stream} gap {e.state}" if stream else f"gap {e.state}", e.reason)
+
+
 def _trial(e: TrialEvent) -> str:
     kind = "warm-up" if e.warmup else f"trial {e.trial if e.trial is not None else '?'}"
     return (
@@ -107,7 +114,7 @@ _WORDS: dict[type, tuple[str, Callable[[Any], str]]] = {
     TextEvent: ("dim", lambda e: e.line),
     PhaseEvent: ("cyan", lambda e: _said(f"phase {e.phase}", e.reason)),
     MarkerEvent: ("magenta", lambda e: f"marker: {e.note}"),
-    GapEvent: ("yellow", lambda e: _said(f"gap {e.state}", e.reason)),
+    GapEvent: ("yellow", _gap),
     ResetEvent: ("yellow", _reset),
     CooldownEvent: ("cyan", _cooldown),
     AlertEvent: ("bold yellow", lambda e: f"ALERT {e.alert}: {e.note}"),

@@ -2,8 +2,10 @@
 
 With `--device pymobiledevice3`, device power is read every `--power-s` and the phone can be
 reached over the network (`--connect network --host H`) instead of through usbmuxd, so the cable
-can come out. Ends on SIGINT/SIGTERM/SIGHUP (in the dashboard too, and from the first moments
-after start-up): pending lines read, recording closed, terminal restored, exit 0.
+can come out; the bench app (launched by someone else) is sampled over DVT every `--process-s`
+(0: not at all) and its exit seen (feeds/app.py). Ends on SIGINT/SIGTERM/SIGHUP (in the
+dashboard too, and from the first moments after start-up): pending lines read, recording
+closed, terminal restored, exit 0.
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--power-s", type=_positive, default=1.0, metavar="S",
         help="read device power every S seconds (pymobiledevice3; default 1)",
     )  # fmt: skip
+    device.add_argument(
+        "--process-s", type=_process_seconds, default=1.0, metavar="S",
+        help="sample the bench app's CPU, memory and GPU every S seconds and see its exit "
+             "(pymobiledevice3, over DVT; 0: not at all; default 1)",
+    )  # fmt: skip
     add_view_options(parser)
     add_record_options(parser)
     add_metrics_option(parser)
@@ -115,6 +122,22 @@ def _positive(text: str) -> float:
         value = 0.0
     if not value > 0:
         raise argparse.ArgumentTypeError(f"not a number of seconds > 0: {text!r}")
+    return value
+
+
+def _process_seconds(text: str) -> float:
+    """0 (the app is not sampled), or seconds as a plan's `device.process_s` takes them."""
+    from anemon.control.plan import RANGES
+
+    bounds = RANGES[("device", "process_s")]
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value == 0 or bounds.low <= value <= bounds.high):
+        raise argparse.ArgumentTypeError(
+            f"not 0 nor a number of seconds {bounds.low:g} to {bounds.high:g}: {text!r}"
+        )
     return value
 
 
@@ -180,22 +203,29 @@ def _device_feed(args: argparse.Namespace) -> OnDevice:
     import tempfile
 
     from anemon.clock import RealClock
+    from anemon.control.arm import EXIT_GRACE_S
     from anemon.devices import backend
     from anemon.devices.base import DeviceSpec
     from anemon.feeds.device import ConsoleFeed, DeviceFeed
     from anemon.paths import safe_name
 
-    spec = DeviceSpec(args.device, args.id, poll_s=args.poll or 2.0, connect=args.connect,
-                      host=args.host, power_s=args.power_s)  # fmt: skip
+    poll_s = args.poll or 2.0
+    sampled = args.process_s > 0
+    spec = DeviceSpec(args.device, args.id, poll_s=poll_s, connect=args.connect, host=args.host,
+                      power_s=args.power_s,
+                      process_s=args.process_s if sampled else DeviceSpec.process_s)  # fmt: skip
     device = backend(args.device).make(spec, RealClock())
+    # as a run's: the log's last pulls may still bring the END after the app's exit
+    grace = max(EXIT_GRACE_S, 2.5 * poll_s) if sampled else None
     if args.console:
         source = f"{args.device}:{args.bundle}/console:{args.console}"
-        return ConsoleFeed(device, args.bundle, args.console, _pipeline(args, args.console, source))
+        pipeline = _pipeline(args, args.console, source)
+        return ConsoleFeed(device, args.bundle, args.console, pipeline, app_grace_s=grace)
     log_name = safe_name(Path(args.log).name, "bench.log")  # `--log Documents/..` stays inside
     mirror = args.mirror or Path(tempfile.mkdtemp(prefix="anemon-mirror-")) / log_name
     name = Path(args.log).stem
     pipeline = _pipeline(args, name, f"{args.device}:{args.bundle}/{args.log}")
-    return DeviceFeed(device, args.bundle, args.log, mirror, pipeline)
+    return DeviceFeed(device, args.bundle, args.log, mirror, pipeline, app_grace_s=grace)
 
 
 def _recording_note(feed: LiveFeed) -> str:

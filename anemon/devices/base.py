@@ -4,7 +4,7 @@ from (`DeviceSpec`) and lists (`DeviceReport`), and its typed errors.
 Every backend can launch with an environment, terminate, follow (mirror) a file in the app's
 container and read host-side telemetry. Optional capabilities are classes a backend inherits
 from, so that it declares them: `Installer`, `ConsoleSource`, `PowerSource`, `Inspector`,
-`AppWatcher`, `Conditioner`, `CrashReports`. A
+`AppWatcher`, `AppFinder`, `Conditioner`, `CrashReports`. A
 caller asks with `isinstance`, which checks the declaration, never the attributes. All of it is
 asyncio.
 """
@@ -352,6 +352,18 @@ class AppWatcher(abc.ABC):
         """What happens to the app this backend launched, from now on (reports already on
         the phone are not news), until the iterator is closed. Never raises for the phone
         going away: that is an AppGap, and the watch goes on when it is back."""
+        ...
+
+
+class AppFinder(abc.ABC):
+    """A backend that sees an app it did not launch (`anemon watch --device`): found by its
+    bundle while it runs, its exit seen by polling (no termination message comes for a process
+    another connection launched)."""
+
+    @abc.abstractmethod
+    def watch_running(self, bundle: str) -> AsyncIterator[AppNews]:
+        """As `AppWatcher.watch`, of the process running `bundle` now and of each that runs it
+        next: its samples, its exit (`AppExit`), the reports naming it, gaps."""
         ...
 
 

@@ -32,7 +32,10 @@ SESSION_KIND = "session"
 the new session's header fields; the reader keeps it as an unknown kind."""
 
 _THERMAL_FIELDS = frozenset({"thermal"})
-_OMIT = frozenset({"source"})
+_SOURCED = frozenset({"telemetry", "gap"})
+"""The kinds whose `source` is recorded (v3): the host's readings and the app's (DVT), a gap
+of the log and one of a stream about the app, are told apart after replay. Every other event's
+source is the file it is read from."""
 
 
 _FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
@@ -51,6 +54,7 @@ def to_record(event: Event) -> dict[str, Any]:
     if isinstance(event, UnknownEvent):
         return {"kind": event.name, **finite(event.fields)}
     record: dict[str, Any] = {"kind": event.kind}
+    sourced = event.kind in _SOURCED
     for name in _field_names(type(event)):
         value = getattr(event, name)
         if type(value) is float and not math.isfinite(value):
@@ -63,7 +67,7 @@ def to_record(event: Event) -> dict[str, Any]:
             value = [_check_record(check) for check in value]
         elif isinstance(value, tuple):  # a summary's arms: NaN inside is null too
             value = finite(value)
-        if (value is not None and value != "" and name not in _OMIT) or name in (
+        if (value is not None and value != "" and (sourced or name != "source")) or name in (
             "t",
             "wall",
             "arm",
@@ -173,17 +177,20 @@ _Check = tuple[str, Setter, frozenset[type], bool, float, float, Callable[[Any],
 """A field of a fast plan: its key, what sets it on a new event, the JSON types it takes,
 whether it may be null, its range, and for a word of a closed set (a thermal state, a
 battery state) what reads it (None: no such word)."""
-_Plan = tuple[type[Event], tuple[tuple[Setter, Any], ...], tuple[Setter, ...], tuple[_Check, ...]]
+_Plan = tuple[
+    type[Event], tuple[tuple[Setter, Any], ...], tuple[Setter, ...], tuple[_Check, ...], bool
+]
 """An event class, its absent fields' setters and defaults, the setters of t, wall, arm and
-source, and the checks of the fields present."""
+source, the checks of the fields present, and whether the record has its own source."""
 _PLANS: dict[tuple[Any, ...], _Plan | None] = {}
 _MAX_PLANS = 256
 """Shapes remembered (a hostile recording could have a new one on every line)."""
 _CLOCKS = ("kind", "t", "wall", "arm")
 _SLOW_KEYS = frozenset({"tag", "extra", "arms", "checks", "source"})
-"""Fields whose values are rewritten (`_normal`) or dropped: always the general path."""
+"""Fields whose values are rewritten (`_normal`) or dropped: always the general path (but a
+`source` of the kinds that keep theirs, `_SOURCED`)."""
 _ARMS: dict[str, str] = {}
-"""Arm names as events hold them (escaped), for the few arms of a recording."""
+"""Arm names and sources as events hold them (escaped), for the few of a recording."""
 _new = object.__new__
 
 
@@ -207,7 +214,7 @@ def _fast(record: dict[str, Any], source: str) -> Event | None:
         _PLANS[shape] = plan
     if plan is None:
         return None
-    cls, defaults, (set_t, set_wall, set_arm, set_source), checks = plan
+    cls, defaults, (set_t, set_wall, set_arm, set_source), checks, sourced = plan
     # t and wall checked inline, not through a helper: two calls per event of a 1M-event load
     t = record.get("t", 0.0)  # missing: 0, as _clock reads it
     if (type(t) is float or type(t) is int) and _T_LOW <= t <= _T_HIGH:
@@ -228,6 +235,11 @@ def _fast(record: dict[str, Any], source: str) -> Event | None:
         arm = _ARMS.get(arm) or _arm(arm)
     elif arm is not None:
         return None
+    if sourced:
+        recorded = record["source"]
+        if type(recorded) is not str:
+            return None
+        source = (_ARMS.get(recorded) or _arm(recorded)) if recorded else source
     event = _new(cls)
     for key, setter, accepted, optional, low, high, named in checks:
         value = record[key]
@@ -261,8 +273,12 @@ def _plan(shape: tuple[Any, ...]) -> _Plan | None:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     types = _field_types(cls)
     checks: list[_Check] = []
+    sourced = False
     for key in keys:
         if key in _CLOCKS:
+            continue
+        if key == "source" and kind in _SOURCED:
+            sourced = True
             continue
         if key not in fields or key in _SLOW_KEYS:
             return None  # unknown fields go to `extra`: the general path
@@ -285,7 +301,7 @@ def _plan(shape: tuple[Any, ...]) -> _Plan | None:
         else:  # a required field missing, or a fresh default each time: the general path
             return None
     clocks = tuple(_setter(cls, name) for name in ("t", "wall", "arm", "source"))
-    return cls, tuple(defaults), clocks, tuple(checks)
+    return cls, tuple(defaults), clocks, tuple(checks), sourced
 
 
 _NESTED = frozenset({list, dict})
@@ -350,7 +366,9 @@ def _from_record(
         kwargs["warnings"] = (kwargs.get("warnings") or 0) + mistyped
     if unknown and "extra" in names:
         kwargs["extra"] = {**(kwargs.get("extra") or {}), **unknown}
-    kwargs.pop("source", None)
+    recorded = kwargs.pop("source", None)
+    if recorded and kind in _SOURCED:
+        source = printable(recorded)  # a str: `_problem` left out any other
     try:
         return cls(t=t, wall=wall, arm=arm, source=source, **kwargs)
     except TypeError:  # a required field missing: keep what was there rather than lose it

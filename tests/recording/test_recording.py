@@ -109,7 +109,12 @@ def test_gzip_recording_reads_the_same(tmp_path):
     path = record(tmp_path)
     gz = tmp_path / "rec.jsonl.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    assert [to_record(e) for e in open_source(gz)] == [to_record(e) for e in open_source(path)]
+
+    # a gap recorded without a source reads as the file's, which is the one difference
+    def read(p):
+        return [to_record(e) | {"source": None} for e in open_source(p)]
+
+    assert read(gz) == read(path)
 
 
 def test_gzip_raw_log_reads_as_a_log(tmp_path):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from anemon.devices.base import (
     CONNECTIONS,
+    AppFinder,
     AppNews,
     AppWatcher,
     Conditioner,
@@ -59,7 +60,14 @@ DISK_USAGE = "com.apple.disk_usage"
 
 
 class Pmd3Device(
-    Installer, ConsoleSource, PowerSource, Inspector, AppWatcher, Conditioner, CrashReports
+    Installer,
+    ConsoleSource,
+    PowerSource,
+    Inspector,
+    AppWatcher,
+    AppFinder,
+    Conditioner,
+    CrashReports,
 ):
     """One iPhone through usbmuxd (the first attached one unless `udid` is given), or over the
     network at `host` (`connect="network"`)."""
@@ -174,8 +182,15 @@ class Pmd3Device(
 
     def watch(self, bundle: str) -> AsyncIterator[AppNews]:
         """The app's exits, samples every `process_s`, crash reports, over the DVT session."""
+        return self._watch(bundle, finds=False)
+
+    def watch_running(self, bundle: str) -> AsyncIterator[AppNews]:
+        """The same of the app someone else launched, found by `bundle` (a watch)."""
+        return self._watch(bundle, finds=True)
+
+    def _watch(self, bundle: str, *, finds: bool) -> AsyncIterator[AppNews]:
         pace = Pace(self.process_s, self.poll_s, self.reconnect_s, self.silent_s)
-        watch = AppWatch(self.dvt, bundle, pace, self.warnings, self.executables)
+        watch = AppWatch(self.dvt, bundle, pace, self.warnings, self.executables, finds=finds)
         return watch.news()
 
     async def reports(self, bundle: str, since: float | None = None) -> list[tuple[str, float]]:

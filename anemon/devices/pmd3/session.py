@@ -52,8 +52,8 @@ class DvtSession:
         self.exits: asyncio.Queue[AppExit] = asyncio.Queue()
         """Termination messages, as they come."""
         self.launched: list[int] = []
-        """Every process launched, in order: the last is the one the watch follows, and a
-        report naming any of them is the app's."""
+        """Every process launched (or followed, `follow`), in order: the last is the one the
+        watch follows, and a report naming any of them is the app's."""
         self.condition = ""
         """The condition profile held (set again on every reconnection)."""
         self._dvt: Any = None
@@ -132,9 +132,14 @@ class DvtSession:
         except Exception as e:
             raise await self.failed(e, dvt, bundle) from e
 
+    def follow(self, pid: int) -> None:
+        """Follow `pid`, a process of the app someone else launched (a watch), as if launched
+        here: the watch samples it, and a report naming it is the app's."""
+        self.launched.append(pid)
+
     @property
     def pid(self) -> int | None:
-        """The process last launched."""
+        """The process last launched (or followed)."""
         return self.launched[-1] if self.launched else None
 
     # -- a condition held for the run --------------------------------------------------------

@@ -3,10 +3,15 @@ crash report service: `AppWatch.news()` yields its exits, samples, crash reports
 
 Four streams, each in a task of its own, into one queue:
 - exits: the termination message as it comes, and `processIdentifierForBundleIdentifier:`
-  every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none;
+  every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none.
+  Watching an app someone else launched (`finds`, `anemon watch --device`), that poll is all
+  there is (the phone tells only the launching connection of an exit): it finds the app's
+  pid, sees it gone (an exit), and follows the next pid the bundle runs as;
 - sysmontap every `process_s` (a phone may deliver every 3-5 s: what comes is yielded, nothing
   is filled in); silent for `silent_s` (SILENT_S) it is a gap, not a crash;
-- graphics (`Device Utilization %`);
+- graphics (`Device Utilization %`), each reading given with the app's next sysmontap sample
+  if one comes within GPU_WAIT x `process_s` (one event, one redraw of a dashboard, for
+  both), else alone;
 - crash reports: the CrashReporter folder listed every `poll_s` (at least MIN_POLL_S): what
   was there when the watch began is not this run's.
 All in real seconds, as the backend keeps its own time.
@@ -19,12 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anemon.devices import reports
-from anemon.devices.base import AppExit, AppGap, AppNews
+from anemon.devices.base import AppExit, AppGap, AppNews, AppSample
 from anemon.devices.pmd3 import samples
 
 if TYPE_CHECKING:
@@ -35,6 +41,10 @@ EXIT_POLL_S = 1.5
 SILENT_S = 10.0
 """sysmontap silent this long (real seconds) is a gap."""
 MIN_POLL_S = 0.1
+GPU_WAIT = 1.5
+"""How many sysmontap intervals a GPU reading waits for the app's sample to go with."""
+GONE = "exited (its pid is gone)"
+"""An exit seen by polling the pid, with no termination message to say how."""
 RETRY_MAX_S = 30.0
 
 
@@ -74,11 +84,15 @@ class AppWatch:
         pace: Pace,
         warnings: Warnings,
         executables: Executables | None = None,
+        *,
+        finds: bool = False,
     ) -> None:
         self.session = session
         self.executables = executables
         """Where the app's executable name is asked (a report may name it by that alone)."""
         self.bundle = bundle
+        self.finds = finds
+        """The app is not launched here: its pid is found by its bundle, and found again."""
         self.process_s = pace.process_s
         self.poll_s = max(pace.poll_s, MIN_POLL_S)
         self.silent_s = pace.silent_s
@@ -86,6 +100,9 @@ class AppWatch:
         self.warnings = warnings
         self._queue: asyncio.Queue[AppNews] = asyncio.Queue()
         self._exited: set[int] = set()
+        self._gpu: AppSample | None = None
+        """The latest GPU reading, waiting for the app's next sample (`_with_gpu`)."""
+        self._gpu_timer: asyncio.TimerHandle | None = None
         self._seen: set[str] | None = None
         """The reports listed so far: the first listing's are not this run's; one written
         while the phone was away is new when it is back."""
@@ -98,6 +115,7 @@ class AppWatch:
             while True:
                 yield await self._queue.get()
         finally:
+            self._take_gpu()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -140,13 +158,29 @@ class AppWatch:
                 async with asyncio.timeout(min(EXIT_POLL_S, self.poll_s)):
                     self._exit(await self.session.exits.get())
                     continue
+            if self.finds:
+                await self._find(back)
+                continue
             pid = self.session.pid
             if pid is None or pid in self._exited:
                 continue
             running = await self.session.running_pid(self.bundle)
             back()
             if running != pid:
-                self._exit(await self._message_for(pid) or AppExit(pid, "is no longer running"))
+                self._exit(await self._message_for(pid) or AppExit(pid, GONE))
+
+    async def _find(self, back: Callable[[], None]) -> None:
+        """The app someone else launched: the pid it runs as now. The one followed until now
+        is gone (its exit: no termination message comes for it); a new one is followed."""
+        running = await self.session.running_pid(self.bundle)
+        back()
+        pid = self.session.pid
+        if running == pid:
+            return
+        if pid is not None:
+            self._exit(AppExit(pid, GONE))
+        if running:
+            self.session.follow(running)
 
     async def _message_for(self, pid: int) -> AppExit | None:
         """The termination message of `pid`, which may be on its way (with its signal), if it
@@ -174,7 +208,10 @@ class AppWatch:
         dvt = await self.session.provider()
         try:
             async with DeviceInfo(dvt) as info:
-                attributes = list(await info.sysmon_process_attributes())
+                # only what is read, of what the phone offers: a row per process every
+                # interval (hundreds on a phone), each value decoded by the client
+                offered = set(await info.sysmon_process_attributes())
+                attributes = [a for a in samples.PROCESS_ATTRIBUTES if a in offered]
                 system = list(await info.sysmon_system_attributes())
             interval = max(1, round(self.process_s * 1000))
             async with Sysmontap(dvt, attributes, system, interval_ms=interval) as tap:
@@ -209,15 +246,44 @@ class AppWatch:
             async with Graphics(dvt) as graphics:
                 back()
                 async for sample in graphics:
-                    self._read(samples.gpu_sample(sample, self.session.pid))
+                    self._read_gpu(samples.gpu_sample(sample, self.session.pid))
         except Exception as e:
             raise await self.session.failed(e, dvt) from e
+
+    def _read_gpu(self, read: samples.Read) -> None:
+        """A GPU reading waits for the app's next sample (`_with_gpu`), or goes alone."""
+        if read.sample is None:
+            self._read(read)
+            return
+        self._flush_gpu()  # one not taken yet goes alone
+        self._gpu = read.sample
+        wait = GPU_WAIT * self.process_s
+        self._gpu_timer = asyncio.get_running_loop().call_later(wait, self._flush_gpu)
 
     def _read(self, read: samples.Read) -> None:
         if read.warning:
             self.warnings.add(read.warning)
         elif read.sample is not None:
-            self._put(read.sample)
+            self._put(self._with_gpu(read.sample))
+
+    def _with_gpu(self, sample: AppSample) -> AppSample:
+        """The app's sample with the GPU reading that waited for it (of the same process)."""
+        if self._gpu is None or self._gpu.pid != sample.pid:
+            self._flush_gpu()
+            return sample
+        gpu = self._take_gpu()
+        return sample if gpu is None else dataclasses.replace(sample, gpu_pct=gpu.gpu_pct)
+
+    def _flush_gpu(self) -> None:
+        gpu = self._take_gpu()
+        if gpu is not None:
+            self._put(gpu)
+
+    def _take_gpu(self) -> AppSample | None:
+        if self._gpu_timer is not None:
+            self._gpu_timer.cancel()
+        gpu, self._gpu, self._gpu_timer = self._gpu, None, None
+        return gpu
 
     # -- crash reports -----------------------------------------------------------------------
 
