@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from anemon.analysis import summary as summary_module
 from anemon.analysis.load import load_sessions
 from anemon.analysis.render import (
     DROP_ORDER,
@@ -137,3 +138,20 @@ def test_an_arms_json_makes_each_round_once(tmp_path: Path, monkeypatch) -> None
     objects = [arm_json(s) for s in summaries]
     assert len(made) == sum(len(s.rounds) for s in summaries) == 30
     assert all(len(o["rounds"]) == 1 for o in objects)  # type: ignore[arg-type]
+
+
+def test_a_one_round_arm_is_figured_once(tmp_path: Path, monkeypatch) -> None:
+    """An arm of one launch takes its means and thermal figures from its only round's, not
+    figured again over the same trials (a log of thousands of one-trial arms)."""
+    session = next(load_sessions([write_many_arms(tmp_path / "a.log", 20)])).session
+    expected = summarize(session)
+    calls = []
+    thermal = summary_module._thermal
+
+    def counted(trials: dict[str, object]) -> object:
+        calls.append(1)
+        return thermal(trials)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(summary_module, "_thermal", counted)
+    assert summarize(session) == expected
+    assert len(calls) == 20
