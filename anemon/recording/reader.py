@@ -30,7 +30,7 @@ from anemon.text import printable
 if TYPE_CHECKING:
     import numpy as np
 
-    from anemon.parsing.columnar import ColumnarReader, TrialRun
+    from anemon.parsing.columnar import ColumnarReader, TextRun, TrialRun
 
 MAX_LINE = 1 << 20
 """Longer lines are kept truncated, with a marker and a warning."""
@@ -154,10 +154,11 @@ class SourceReader:
         else:
             yield from self._logged(numbered)
 
-    def runs(self) -> Iterator[Event | TrialRun]:
+    def runs(self) -> Iterator[Event | TrialRun | TextRun]:
         """As iterating, except that a raw log's plain TRIAL lines come as TrialRuns, a column
-        per field, instead of one event each (anemon/parsing/columnar.py): for the whole-file
-        commands, which need columns. Warnings are the same, in the same order."""
+        per field, instead of one event each, and its runs of plain text lines as TextRuns,
+        a count (anemon/parsing/columnar.py): for the whole-file commands, which need columns
+        and no text. Warnings are the same, in the same order."""
         if self.kind == "recording":
             yield from self
             return
@@ -169,7 +170,7 @@ class SourceReader:
             return
         yield from self._logged_runs(self._line_blocks(stream))
 
-    def _foreign(self, stream: _Stream) -> Iterator[Event | TrialRun]:
+    def _foreign(self, stream: _Stream) -> Iterator[Event | TrialRun | TextRun]:
         """A foreign format's events (recording/foreign/), a run's many trials as columns."""
         form = FORMATS[self.kind]
         lines = Lines(stream, form.max_line)
@@ -289,7 +290,7 @@ class SourceReader:
 
     def _logged_runs(
         self, blocks: Iterator[tuple[int, list[str], bool]]
-    ) -> Iterator[Event | TrialRun]:
+    ) -> Iterator[Event | TrialRun | TextRun]:
         from anemon.parsing.columnar import ColumnarReader  # numpy: whole-file commands only
 
         timeline = LogTimeline()
@@ -315,7 +316,7 @@ class SourceReader:
         block: list[str],
         first: int,
         listed: int,
-    ) -> Iterator[Event | TrialRun]:
+    ) -> Iterator[Event | TrialRun | TextRun]:
         """The block's items. A warning listed since `listed` (a line cut short, warned as it
         was read, or damage at the end) goes after those of the block's lines, as the per-line
         path lists them."""
@@ -326,9 +327,19 @@ class SourceReader:
 
     def _block(
         self, columnar: ColumnarReader, timeline: LogTimeline, block: list[str], first: int
-    ) -> Iterator[Event | TrialRun]:
+    ) -> Iterator[Event | TrialRun | TextRun]:
+        from anemon.parsing.columnar import TextRun
+        from anemon.parsing.protocol import plain_text
+
         parser = self._parser
+        text = 0  # plain text lines counted, not yet given (they change nothing: see plain_text)
         for item in columnar.block(block):
+            if isinstance(item, int) and plain_text(block[item]):
+                text += 1
+                continue
+            if text:
+                yield TextRun(text, timeline.t, parser.current_arm)
+                text = 0
             if not isinstance(item, int):
                 yield item
                 continue
@@ -337,6 +348,8 @@ class SourceReader:
             if parser.warnings != seen:
                 self._warn(first + item, parser.last_rejected, parser.warnings - seen)
             yield event
+        if text:
+            yield TextRun(text, timeline.t, parser.current_arm)
 
 
 @contextmanager
