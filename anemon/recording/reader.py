@@ -170,7 +170,7 @@ class SourceReader:
             return
         yield from self._logged_runs(self._line_blocks(stream))
 
-    def _foreign(self, stream: _Stream) -> Iterator[Event | TrialRun | TextRun]:
+    def _foreign(self, stream: _Stream) -> Iterator[Event | TrialRun]:
         """A foreign format's events (recording/foreign/), a run's many trials as columns."""
         form = FORMATS[self.kind]
         lines = Lines(stream, form.max_line)
