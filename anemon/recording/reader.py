@@ -332,13 +332,15 @@ class SourceReader:
         from anemon.parsing.protocol import plain_text
 
         parser = self._parser
-        text = 0  # plain text lines counted, not yet given (they change nothing: see plain_text)
+        text, at, arm = 0, 0.0, None  # plain text lines counted, not yet given
         for item in columnar.block(block):
             if isinstance(item, int) and plain_text(block[item]):
-                text += 1
+                if not text:  # the first's time and arm are every one's: such lines change
+                    at, arm = timeline.t, parser.current_arm  # neither, but a TrialRun does
+                text += 1  # before it comes (`ColumnarReader.block`)
                 continue
             if text:
-                yield TextRun(text, timeline.t, parser.current_arm)
+                yield TextRun(text, at, arm)
                 text = 0
             if not isinstance(item, int):
                 yield item
@@ -349,7 +351,7 @@ class SourceReader:
                 self._warn(first + item, parser.last_rejected, parser.warnings - seen)
             yield event
         if text:
-            yield TextRun(text, timeline.t, parser.current_arm)
+            yield TextRun(text, at, arm)
 
 
 @contextmanager

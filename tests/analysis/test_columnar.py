@@ -245,3 +245,15 @@ def test_plain_text_lines_are_counted_not_parsed(tmp_path: Path) -> None:
     assert len(items) == 4
     by_line, by_column = _both(path)
     assert by_column == by_line
+
+
+def test_text_lines_before_a_run_of_trials_keep_their_own_time(tmp_path: Path) -> None:
+    """Text first, then a run of trials read as columns: the text's time is the log's start,
+    not the trials' (the run moves the log's time before it comes)."""
+    path = tmp_path / "notes.log"
+    path.write_text("booting\n\n" + "".join(
+        f"TRIAL arm=a trial={n} t={10 + n}.0 decode_tps=5 gen=256\n" for n in range(20)
+    ))  # fmt: skip
+    by_line, by_column = _both(path)
+    assert by_column == by_line
+    assert by_column[4][2] == 0.0  # first_t: the text's
