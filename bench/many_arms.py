@@ -9,7 +9,10 @@
 
 The log is tests/many_arms.py's: one START/LOAD/TRIAL/END group per arm.
 
-Run: .venv/bin/python bench/many_arms.py [--quick]  (--quick: 5,000 and 20,000 arms only)
+Each summary figure is RUNS runs (default 1), as median (range): the machine's load shows in
+the spread.
+
+Run: .venv/bin/python bench/many_arms.py [--quick] [--runs N]  (--quick: 5,000 and 20,000 arms)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from anemon.feeds.runs import Runs
 from anemon.recording.reader import open_source
 from anemon.ui.app import Dashboard
 from anemon.ui.layouts import resolve
+from bench.whole_file import spread
 from tests.many_arms import write_many_arms
 
 
@@ -69,17 +73,21 @@ async def dashboard(log: Path, work: Path) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    counts = (5_000, 20_000) if parser.parse_args().quick else (5_000, 20_000, 100_000)
+    parser.add_argument("--runs", type=int, default=1)
+    options = parser.parse_args()
+    counts = (5_000, 20_000) if options.quick else (5_000, 20_000, 100_000)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         logs = {n: write_many_arms(work / f"arms{n}.log", n) for n in counts}
         print("anemon summary LOG (COLUMNS=200):")
         for n, log in logs.items():
             for form in ("table", "json"):
-                seconds, cpu, rss = summary(log, form)
+                runs = [summary(log, form) for _ in range(options.runs)]
+                seconds, cpu, rss = ([run[k] for run in runs] for k in range(3))
                 size = log.stat().st_size / 1e6
-                print(f"  {n:>7,} arms ({size:.1f} MB), {form:>5}: {seconds:6.1f} s "
-                      f"({cpu:5.1f} s CPU), peak RSS {rss:6.0f} MiB", flush=True)  # fmt: skip
+                print(f"  {n:>7,} arms ({size:.1f} MB), {form:>5}: {spread(seconds, 1)} s "
+                      f"({spread(cpu, 1)} s CPU), peak RSS {spread(rss, 0)} MiB",
+                      flush=True)  # fmt: skip
         worst, quit_s = asyncio.run(dashboard(logs[5_000], work))
         print("dashboard, replay of 5,000 arms at max (headless pilot, 120x40):")
         print(f"  longest hold of the event loop: {worst * 1000:.0f} ms")

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import cast
 
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -433,6 +434,8 @@ class LinesTable:
         (`bottom`: above, as rich sets a header)."""
         cells = [_wrap(cell, w) for cell, w in zip(row, self.widths, strict=True)]
         height = max(map(len, cells), default=0)
+        if height == 1:  # the common row, every cell on one line: padded as they are
+            return [list(map(_padded, cells, self.widths, self.right))]
         if bottom:
             cells = [("",) * (height - len(cell)) + cell for cell in cells]
         return [
@@ -440,6 +443,11 @@ class LinesTable:
              for cell, w, right in zip(cells, self.widths, self.right, strict=True)]
             for k in range(height)
         ]  # fmt: skip
+
+
+def _padded(cell: tuple[str, ...], width: int, right: bool) -> str:
+    """A cell's only line, justified and with a space either side."""
+    return f" {_justify(cell[0], width, right)} "
 
 
 @functools.lru_cache(maxsize=4096)
@@ -682,7 +690,8 @@ def rounded(data: dict[str, object]) -> dict[str, object]:
 def arm_json(s: ArmSummary) -> dict[str, object]:
     """The spec's per-arm object as JSON and CSV give it: every figure `rounded`."""
     data = rounded(s.to_json())
-    data["rounds"] = [rounded(r.to_json()) for r in s.rounds]
+    for one in cast("list[dict[str, object]]", data["rounds"]):  # to_json's: made once
+        rounded(one)
     return data
 
 

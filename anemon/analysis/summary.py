@@ -174,7 +174,15 @@ def summarize_arm(
     status, reason = arm_status(arm)
     rounds = _rounds(column, arm.rounds)
     first = _first_round(column, rounds)  # the sustained keys' round
-    thermal_start, thermal_end, serious_at_s = _thermal(column)
+    # one launch: its round's figures are the arm's, from the same trials (not figured twice)
+    whole = rounds[0] if len(rounds) == 1 else None
+    if whole is None:
+        decode_mean, prefill_mean = _mean(decode), _mean(present(column["prompt_tps"]))
+        thermal_start, thermal_end, serious_at_s = _thermal(column)
+    else:
+        decode_mean, prefill_mean = whole.decode_mean, whole.prefill_mean
+        thermal_start, thermal_end, serious_at_s = (
+            whole.thermal_start, whole.thermal_end, whole.serious_at_s)  # fmt: skip
     thermal_peak = _peak(column["thermal"])
     if reported is not None and thermal_start is None:
         thermal_start, thermal_peak, thermal_end = (
@@ -186,12 +194,12 @@ def summarize_arm(
         arm=arm.name,
         trials=len(column["gen"]),
         tokens=tokens,
-        decode_mean=_mean(decode),
+        decode_mean=decode_mean,
         decode_first3=_mean(decode[:3]),
         decode_last3=_mean(decode[-3:]),
         decode_min=_extreme(decode, min),
         decode_max=_extreme(decode, max),
-        prefill_mean=_mean(present(column["prompt_tps"])),
+        prefill_mean=prefill_mean,
         thermal_start=thermal_start,
         thermal_end=thermal_end,
         thermal_peak=thermal_peak,
@@ -564,13 +572,13 @@ def _from_load(spans: Spans, load: LoadSteps, tokens: int) -> Energy | None:
 
 def _plugged_within(a: ReadingArrays, lo: float, hi: float) -> bool:
     """A host reading from `lo` to `hi` said charging or plugged."""
-    first = int(np.searchsorted(a.plugged_t, lo, side="left"))
+    first = int(a.plugged_t.searchsorted(lo, "left"))  # the method: numpy's wrapper costs more
     return first < len(a.plugged_t) and bool(a.plugged_t[first] <= hi)
 
 
 def _power_near(a: ReadingArrays, lo: float, hi: float) -> bool:
     """A power reading inside the span, or within `hold_s` of it."""
-    first = int(np.searchsorted(a.power_t, lo - a.hold_s, side="left"))
+    first = int(a.power_t.searchsorted(lo - a.hold_s, "left"))
     return first < len(a.power_t) and bool(a.power_t[first] <= hi + a.hold_s)
 
 
@@ -585,7 +593,7 @@ def _integral(s: Samples, lo: float, hi: float) -> float | None:
     start, end = _value_at(s, lo), _value_at(s, hi)
     if start is None or end is None or hi <= lo:
         return None
-    between = slice(np.searchsorted(s.t, lo, "right"), np.searchsorted(s.t, hi, "left"))
+    between = slice(s.t.searchsorted(lo, "right"), s.t.searchsorted(hi, "left"))
     t = np.concatenate(([lo], s.t[between], [hi]))
     value = np.concatenate(([start], s.value[between], [end]))
     return float(((value[1:] + value[:-1]) / 2 * np.diff(t)).sum())
@@ -609,7 +617,8 @@ def _tokens_per_battery_pct(spans: Spans, a: ReadingArrays, tokens: int) -> floa
     its end); null under a drop of 1."""
     drop = 0.0
     for lo, hi in spans.bounds:
-        start, end = np.searchsorted(a.battery_t, [lo, hi], side="right") - 1
+        start, end = a.battery_t.searchsorted((lo, hi), "right").tolist()
+        start, end = start - 1, end - 1
         if start < 0 and len(a.battery_t) and a.battery_t[0] <= hi:
             start = 0  # a log whose app said no battery before its first trial
         if start < 0:
@@ -635,9 +644,12 @@ class Process:
     gpu_mean_pct: float | None = None
 
 
+_FIELDS = {kind: tuple(f.name for f in dataclasses.fields(kind)) for kind in (Energy, Process)}
+
+
 def _shallow(figures: Energy | Process) -> dict[str, Any]:
     """The figures by name, not `asdict` (which deep-copies: a tenth of 20,000 arms' summary)."""
-    return {f.name: getattr(figures, f.name) for f in dataclasses.fields(figures)}
+    return {name: getattr(figures, name) for name in _FIELDS[type(figures)]}
 
 
 def process_figures(spans: Spans, readings: EnergyReadings) -> Process:
@@ -656,8 +668,8 @@ def _span_peak(s: Samples, spans: Spans) -> float | None:
     """The largest reading inside any span; None when none lies inside one."""
     peaks = []
     for lo, hi in spans.bounds:
-        first = int(np.searchsorted(s.t, lo, side="left"))
-        last = int(np.searchsorted(s.t, hi, side="right"))
+        first = int(s.t.searchsorted(lo, "left"))
+        last = int(s.t.searchsorted(hi, "right"))
         if last > first:
             peaks.append(float(s.value[first:last].max()))
     return max(peaks, default=None)

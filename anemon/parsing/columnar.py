@@ -86,6 +86,20 @@ class TrialRun:
         return len(self.t)
 
 
+@dataclass(frozen=True, slots=True)
+class TextRun:
+    """Consecutive lines that are plain text (`protocol.plain_text`), as the whole-file
+    commands need them: how many, and the session time and arm their TextEvents would have
+    (a log of nothing but empty lines read ~8x faster than parsing each)."""
+
+    count: int
+    t: float
+    arm: str | None
+
+    def __len__(self) -> int:
+        return self.count
+
+
 class Skeleton:
     """The plain form of a TRIAL line with one order of keys, as a pattern for a whole block."""
 

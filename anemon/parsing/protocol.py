@@ -121,6 +121,18 @@ def split_pairs(text: str) -> dict[str, str]:
     return pairs
 
 
+def plain_text(line: str) -> bool:
+    """`LineParser.parse` makes of `line` a TextEvent and nothing else: no timestamp or tag to
+    read (it starts with neither a digit, a `[` nor a byte-order mark), no record, no
+    `ERROR:`. So it sets no arm and no time of its own, and has no warning: a whole-file
+    command may count a run of such lines instead of parsing each (anemon/parsing/columnar.py
+    `TextRun`)."""
+    first = line[:1]
+    if first.isdigit() or first == "[" or first == _BOM or "ERROR:" in line:
+        return False
+    return line.rstrip("\r\n").partition(" ")[0].upper() not in _SCHEMAS
+
+
 class LineParser:
     """Parses lines in order, remembering the arm of the launch in progress."""
 

@@ -30,7 +30,7 @@ from anemon.text import printable
 if TYPE_CHECKING:
     import numpy as np
 
-    from anemon.parsing.columnar import ColumnarReader, TrialRun
+    from anemon.parsing.columnar import ColumnarReader, TextRun, TrialRun
 
 MAX_LINE = 1 << 20
 """Longer lines are kept truncated, with a marker and a warning."""
@@ -154,10 +154,11 @@ class SourceReader:
         else:
             yield from self._logged(numbered)
 
-    def runs(self) -> Iterator[Event | TrialRun]:
+    def runs(self) -> Iterator[Event | TrialRun | TextRun]:
         """As iterating, except that a raw log's plain TRIAL lines come as TrialRuns, a column
-        per field, instead of one event each (anemon/parsing/columnar.py): for the whole-file
-        commands, which need columns. Warnings are the same, in the same order."""
+        per field, instead of one event each, and its runs of plain text lines as TextRuns,
+        a count (anemon/parsing/columnar.py): for the whole-file commands, which need columns
+        and no text. Warnings are the same, in the same order."""
         if self.kind == "recording":
             yield from self
             return
@@ -289,7 +290,7 @@ class SourceReader:
 
     def _logged_runs(
         self, blocks: Iterator[tuple[int, list[str], bool]]
-    ) -> Iterator[Event | TrialRun]:
+    ) -> Iterator[Event | TrialRun | TextRun]:
         from anemon.parsing.columnar import ColumnarReader  # numpy: whole-file commands only
 
         timeline = LogTimeline()
@@ -315,7 +316,7 @@ class SourceReader:
         block: list[str],
         first: int,
         listed: int,
-    ) -> Iterator[Event | TrialRun]:
+    ) -> Iterator[Event | TrialRun | TextRun]:
         """The block's items. A warning listed since `listed` (a line cut short, warned as it
         was read, or damage at the end) goes after those of the block's lines, as the per-line
         path lists them."""
@@ -326,9 +327,21 @@ class SourceReader:
 
     def _block(
         self, columnar: ColumnarReader, timeline: LogTimeline, block: list[str], first: int
-    ) -> Iterator[Event | TrialRun]:
+    ) -> Iterator[Event | TrialRun | TextRun]:
+        from anemon.parsing.columnar import TextRun
+        from anemon.parsing.protocol import plain_text
+
         parser = self._parser
+        text, at, arm = 0, 0.0, None  # plain text lines counted, not yet given
         for item in columnar.block(block):
+            if isinstance(item, int) and plain_text(block[item]):
+                if not text:  # the first's time and arm are every one's: such lines change
+                    at, arm = timeline.t, parser.current_arm  # neither, but a TrialRun does
+                text += 1  # before it comes (`ColumnarReader.block`)
+                continue
+            if text:
+                yield TextRun(text, at, arm)
+                text = 0
             if not isinstance(item, int):
                 yield item
                 continue
@@ -337,6 +350,8 @@ class SourceReader:
             if parser.warnings != seen:
                 self._warn(first + item, parser.last_rejected, parser.warnings - seen)
             yield event
+        if text:
+            yield TextRun(text, at, arm)
 
 
 @contextmanager

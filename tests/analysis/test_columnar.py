@@ -188,3 +188,72 @@ def test_runs_of_a_few_trials_are_parsed_not_converted(
     by_line, by_column = _both(long_run)
     assert by_line == by_column
     assert converted == [40]
+
+
+TEXT_LINES = (
+    "",
+    " ",
+    "\t",
+    "loading weights",
+    "  indented TRIAL arm=x",
+    "trial arm=x trial=1",
+    "\u017ftart arm=x",
+    "Start arm=z",
+    "[tag] TRIAL arm=a",
+    "[x] plain",
+    "2026-01-01T00:00:00Z text",
+    "2026-01-01T00:00:01Z TRIAL arm=a trial=1 t=1.0 decode_tps=9",
+    "12 apples",
+    "\ufeffBOM text",
+    "oops ERROR: bad",
+    "ERROR: lone",
+    "END",
+    "end arm=a reason=done",
+    "IDLE battery=50",
+    "text with = signs a=b",
+    "\x00\x01 control",
+    "é ünïcode",
+    "x\rcarriage",
+)
+"""Lines around the plain-text rule's edges: text, and lines that only look like it (a record
+in lower case or with a long s, a timestamp, a tag, a byte-order mark, an error)."""
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_runs_of_text_lines_give_the_same_results(tmp_path: Path, seed: int) -> None:
+    """Text lines (empty ones, notes between records, before the first, at the end), counted
+    a run at a time, give the same session, warnings and summary as each line parsed."""
+    rng = random.Random(seed)
+    lines = [rng.choice(TEXT_LINES) for _ in range(30)]
+    for line in _plain_log(rng, 3000):
+        lines.append(line)
+        lines.extend(rng.choice(TEXT_LINES) for _ in range(rng.choice((0, 0, 1, 5))))
+    path = _write(tmp_path, lines, seed)
+    by_line, by_column = _both(path)
+    assert by_column == by_line
+
+
+def test_plain_text_lines_are_counted_not_parsed(tmp_path: Path) -> None:
+    """A log of mostly empty lines (issue 26: 16 MiB of them took 93 s to summarize) gives its
+    text as counts, not an event per line."""
+    from anemon.parsing.columnar import TextRun
+
+    path = tmp_path / "empty.log"
+    path.write_text("START arm=a\n" + "\n" * 20_000 + "TRIAL arm=a trial=0 decode_tps=5\n\n\n")
+    items = list(open_source(path).runs())
+    assert [len(item) for item in items if isinstance(item, TextRun)] == [20_000, 2]
+    assert len(items) == 4
+    by_line, by_column = _both(path)
+    assert by_column == by_line
+
+
+def test_text_lines_before_a_run_of_trials_keep_their_own_time(tmp_path: Path) -> None:
+    """Text first, then a run of trials read as columns: the text's time is the log's start,
+    not the trials' (the run moves the log's time before it comes)."""
+    path = tmp_path / "notes.log"
+    path.write_text("booting\n\n" + "".join(
+        f"TRIAL arm=a trial={n} t={10 + n}.0 decode_tps=5 gen=256\n" for n in range(20)
+    ))  # fmt: skip
+    by_line, by_column = _both(path)
+    assert by_column == by_line
+    assert by_column[4][2] == 0.0  # first_t: the text's

@@ -8,6 +8,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from anemon.analysis.export import arm_columns
@@ -164,3 +165,25 @@ def test_a_stale_journal_beside_the_output_does_not_alter_the_new_database(tmp_p
     assert query(out, "SELECT COUNT(*) FROM trials") == expected
     assert query(out, "PRAGMA integrity_check") == [("ok",)]
     assert not any(tmp_path.glob("out.db-*"))
+
+
+def test_rows_go_to_the_database_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """A table's rows are made into records a chunk at a time, never all at once (a 100 MB
+    recording's sqlite export held two lists of every row: 1.3 GiB), to the same database."""
+    from anemon.analysis import export as export_module
+
+    whole = export(tmp_path, name="whole.db")
+    sizes: list[int] = []
+    to_dict = pd.DataFrame.to_dict
+
+    def counted(self: pd.DataFrame, *args: object, **kwargs: object) -> object:
+        sizes.append(len(self))
+        return to_dict(self, *args, **kwargs)
+
+    monkeypatch.setattr(export_module, "_SQL_ROWS", 7)
+    monkeypatch.setattr(pd.DataFrame, "to_dict", counted)
+    chunked = export(tmp_path, name="chunked.db")
+    assert sizes and max(sizes) <= 7
+    for table in ("sessions", "arms", "rounds", "trials", "telemetry"):
+        rows = f'SELECT * FROM "{table}"'
+        assert query(chunked, rows) == query(whole, rows), table

@@ -194,3 +194,49 @@ def test_markup_and_escapes_are_plain_data():
     line = "[bold red]x[/] \x1b[31mred\x1b[0m [link=http://x]y[/link]"
     e = parse(line)
     assert isinstance(e, TextEvent) and e.line == line
+
+
+PLAIN_TEXT_CASES = (
+    "",
+    " ",
+    "loading weights",
+    "  TRIAL arm=x",
+    "trial arm=x",
+    "\u017ftart arm=x",
+    "[t] x",
+    "2026-01-01T00:00:00Z x",
+    "12 apples",
+    "\ufeffx",
+    "x ERROR: y",
+    "END",
+    "idle",
+    "a=b c",
+    "\x00 control",
+    "é",
+    "x\r",
+    "9",
+    "[",
+    "Start",
+)
+
+
+@pytest.mark.parametrize("line", PLAIN_TEXT_CASES)
+def test_plain_text_is_what_the_parser_makes_a_text_event_of_and_nothing_else(line: str):
+    """`plain_text` holds only for a line the parser makes a TextEvent of that sets no time,
+    no arm and no warning: a run of such lines may be counted instead of parsed."""
+    from anemon.events import TextEvent
+    from anemon.parsing.protocol import plain_text
+
+    placed: list[object] = []
+    parser = LineParser("log", timeline=lambda t, stamp, cls, app_t: placed.append(stamp) or t)
+    parser.current_arm = "kept"
+    event = parser.parse(line, t=5.0, wall=7.0)
+    untouched = (
+        type(event) is TextEvent and event.t == 5.0 and event.wall == 7.0
+        and event.arm == "kept" and parser.current_arm == "kept" and parser.warnings == 0
+        and placed == [None]
+    )  # fmt: skip
+    if plain_text(line):
+        assert untouched, line
+    if line in ("", " ", "loading weights", "  TRIAL arm=x", "a=b c", "é", "x\r"):
+        assert plain_text(line), line  # the text lines a log is full of are counted
