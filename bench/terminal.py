@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,32 +54,52 @@ LIVE_KEYS = ("l", "?", "m")
 """The keys (tmux's names) a live watch answers that change its screen (`?` and `m` are
 closed after each press)."""
 REPLAY_KEYS = ("Space", "+", "-", "Right", "Left", ".", ",", "End", "Home", "l", "?", "m")
-UNDO = {"?": "Escape", "m": "Escape", "Space": "Space"}
-"""What puts the screen back after a key that opens something (or resumes the replay)."""
+UNDO = {"?": "Escape", "m": "Escape", "Space": "Space", "End": "Home"}
+"""What puts the screen back after a key that opens something, resumes the replay or seeks
+to its end (End again would change nothing)."""
+BEFORE = {"Home": "End"}
+"""What a key needs first to change the screen (Home at the start changes nothing)."""
 SHOWN = {"Right": "right (+10s)", "Left": "left (-10s)", ".": ". (+1m)", ",": ", (-1m)"}
 
 
 @dataclass(frozen=True)
 class Runs:
-    """One figure's runs, and how it is judged."""
+    """One figure's runs; the worst is held to the target."""
 
     what: str
     values: list[float]
     target: float
     unit: str
-    judge: Callable[[list[float]], float] = max
-    """What is held to the target (the worst run by default)."""
 
     def line(self) -> str:
         shown = ", ".join(f"{v:.2f}" for v in self.values)
-        worst = self.judge(self.values)
-        verdict = "met" if worst <= self.target else "MISSED"
         spread = f"{min(self.values):.2f}–{max(self.values):.2f}" if len(self.values) > 1 else ""
         return (
             f"  {self.what}: {shown} {self.unit} ({len(self.values)} runs"
             f"{', spread ' + spread if spread else ''}; target {self.target:g} {self.unit}: "
-            f"{verdict})"
+            f"{verdict(max(self.values), self.target)})"
         )
+
+
+@dataclass(frozen=True)
+class Presses:
+    """One key's presses: their median and max, each against its target."""
+
+    what: str
+    took_ms: list[float]
+
+    def line(self) -> str:
+        median, worst = statistics.median(self.took_ms), max(self.took_ms)
+        shown = ", ".join(f"{v:.0f}" for v in self.took_ms)
+        return (
+            f"  {self.what}: {shown} ms ({len(self.took_ms)} presses): median {median:.0f} ms "
+            f"(target 50: {verdict(median, 50)}), max {worst:.0f} ms "
+            f"(target 100: {verdict(worst, 100)})"
+        )
+
+
+def verdict(value: float, target: float) -> str:
+    return "met" if value <= target else "MISSED"
 
 
 def trial_line(arm: str, i: int, t: float) -> str:
@@ -169,30 +189,26 @@ def trials_in(path: Path) -> int:
 
 
 def presses(pane: Pane, key: str, times: int) -> list[float]:
-    """`times` presses of `key`, each from a settled screen, each put back after (`UNDO`)."""
+    """`times` presses of `key`, each from a settled screen (after `BEFORE`), each put back
+    after (`UNDO`); a press that changed nothing within 3 s counts as infinite."""
     took = []
     for _ in range(times):
+        if key in BEFORE:
+            pane.keys(BEFORE[key])
         before = pane.settled(quiet_s=0.3)
         latency = pane.changed_after(before, key)
         took.append(float("inf") if latency is None else latency * 1000)
         if key == "Space":
             time.sleep(0.3)  # playing: the screen changes on its own until paused again
         elif key in UNDO:
-            pane.settled(quiet_s=0.3, timeout_s=10)
+            pane.settled(quiet_s=0.3, timeout_s=30)
         if key in UNDO:
             pane.keys(UNDO[key])
     return took
 
 
-def keys_in(pane: Pane, where: str, keys: Sequence[str], times: int) -> list[Runs]:
-    out = []
-    for key in keys:
-        took = presses(pane, key, times)
-        shown = SHOWN.get(key, key)
-        out.append(Runs(f"{where}: `{shown}` median", [statistics.median(took)], 50, "ms"))
-        out.append(Runs(f"{where}: `{shown}` max of {times}", [max(took)], 100, "ms"))
-        print(f"    {where} `{shown}`: " + ", ".join(f"{v:.0f}" for v in took) + " ms")
-    return out
+def keys_in(pane: Pane, where: str, keys: Sequence[str], times: int) -> list[Presses]:
+    return [Presses(f"{where}: `{SHOWN.get(key, key)}`", presses(pane, key, times)) for key in keys]
 
 
 def recording(tmp: Path) -> Path:
@@ -204,11 +220,11 @@ def recording(tmp: Path) -> Path:
     return path
 
 
-def key_figures(tmp: Path, times: int) -> list[Runs]:
+def key_figures(tmp: Path, times: int) -> list[Presses]:
     rec = recording(tmp)
     log = tmp / "bench.log"
     log.write_text(log_lines(PER_ARM))
-    out: list[Runs] = []
+    out: list[Presses] = []
     for size in SIZES:
         at = f"{size[0]}x{size[1]}"
         with Pane(anemon("watch", str(log), "--no-record", "--layout", "default"), size, tmp) as p:
@@ -233,7 +249,7 @@ def main() -> None:
     parts = set(args.only or ("cpu", "device", "keys"))
     runs, window_s, times = (1, 20.0, 3) if args.quick else (3, 45.0, 5)
     print(f"load average at start: {load()} on {os.cpu_count()} cores")
-    figures: list[Runs] = []
+    figures: list[Runs | Presses] = []
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         if "cpu" in parts:
