@@ -19,7 +19,7 @@ the key latencies much less so. Needs tmux (and Linux's /proc).
 
 Run: .venv/bin/python bench/terminal.py [--quick] [--only cpu|device|keys]
 The full run takes ~10 minutes (3 runs of 45 s windows, 2 of the device, 5 presses per key),
---quick ~3-4 (one run of 20 s windows, 3 presses per key).
+--quick ~3 (one run of 20 s windows, 3 presses per key).
 """
 
 from __future__ import annotations
@@ -73,9 +73,10 @@ class Runs:
 
     def line(self) -> str:
         shown = ", ".join(f"{v:.2f}" for v in self.values)
-        spread = f"{min(self.values):.2f}–{max(self.values):.2f}" if len(self.values) > 1 else ""
+        runs = len(self.values)
+        spread = f"{min(self.values):.2f}–{max(self.values):.2f}" if runs > 1 else ""
         return (
-            f"  {self.what}: {shown} {self.unit} ({len(self.values)} runs"
+            f"  {self.what}: {shown} {self.unit} ({runs} run{'s' * (runs > 1)}"
             f"{', spread ' + spread if spread else ''}; target {self.target:g} {self.unit}: "
             f"{verdict(max(self.values), self.target)})"
         )
