@@ -6,10 +6,9 @@
 2. A live session at one trial per 4.5 s, idle between trials (target: < 1 % of a core); and
    the same with a host power reading every second (pymobiledevice3's pace).
 3. A replay at `max` of 1M events: the longest hold of the event loop (target: 50 ms).
-4. A key press to the screen (target: 100 ms), end to end in a real terminal: `anemon watch`
-   of a log with many trials per arm in a tmux pane (120x40 and 80x24); from `send-keys l`
-   (the next layout) to the pane's text changing, polled with `capture-pane` (a few ms per
-   poll: the figure is an upper bound by that much). Skipped without tmux.
+
+The real program in a real terminal (its CPU from its own ticks, keys from `tmux send-keys` to
+the screen) is bench/terminal.py's; this pilot, fed in-process, is for profiling.
 
 Each figure is printed with its target and the ratio (figure / target: ≤ 1 is met).
 
@@ -22,11 +21,7 @@ import argparse
 import asyncio
 import gc
 import math
-import os
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -293,111 +288,15 @@ async def replay_max(count: int) -> None:
     figure("replay at max, longest hold of the event loop (the probe)", max(holds) * 1000, 50)
 
 
-def log_lines(per_arm: int) -> str:
-    """A line-protocol log of two arms' trials, for `anemon watch`."""
-    out = []
-    for k, arm in enumerate(ARMS):
-        out.append(f"START arm={arm} model=M compute=ane bits=8 os=1 free_gb=38 mode=sustain\n")
-        for i in range(per_arm):
-            t = 1 + i * 4.5 + k * per_arm * 4.5
-            out.append(
-                f"TRIAL arm={arm} trial={i} warmup=0 t={t:.1f} prompt_tokens=128 "
-                f"prompt_tps={2000 + i % 13 * 10} decode_tps={50 + i % 7} gen=256 "
-                f"battery={95 - i // 10_000} thermal=fair\n"
-            )
-    return "".join(out)
-
-
-class TmuxPane:
-    """`anemon watch LOG` in a private tmux server's pane of the given size."""
-
-    def __init__(self, work: Path, log: Path, size: tuple[int, int]) -> None:
-        self.socket = f"anemon-bench-{os.getpid()}-{size[0]}x{size[1]}"
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-        command = f"{sys.executable} -m anemon watch {log} --no-record --layout default"
-        subprocess.run(
-            ["tmux", "-L", self.socket, "-f", os.devnull, "new-session", "-d", "-s", "S",
-             "-x", str(size[0]), "-y", str(size[1]), "-c", str(work), command],
-            env=env, check=True, capture_output=True,
-        )  # fmt: skip
-
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True)
-        return done.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "S")
-
-    def settled(self, timeout_s: float = 120.0) -> str:
-        """The screen once it has not changed for a second (the log read, the panels drawn)."""
-        start, last, since = time.perf_counter(), self.screen(), time.perf_counter()
-        while time.perf_counter() - start < timeout_s:
-            time.sleep(0.05)
-            now = self.screen()
-            if now != last:
-                last, since = now, time.perf_counter()
-            elif time.perf_counter() - since >= 1.0 and "arm" in now:
-                return now
-        raise SystemExit(f"bench: the dashboard did not settle in {timeout_s:g} s")
-
-    def close(self) -> None:
-        """End the server and make sure its `anemon watch` is gone: one has been seen to
-        outlive the server's hang-up and then ignore SIGTERM."""
-        pane = self.tmux("display-message", "-p", "-t", "S", "#{pane_pid}").strip()
-        self.tmux("kill-server")
-        if not pane.isdigit():
-            return
-        for _ in range(50):
-            try:
-                os.kill(int(pane), 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.1)
-        print(f"bench: `anemon watch` (pid {pane}) outlived its tmux server: killed")
-        os.kill(int(pane), signal.SIGKILL)
-
-
-def key_to_screen(per_arm: int, presses: int = 6) -> None:
-    """From `send-keys l` to the pane's text changing, each press from a settled screen."""
-    if shutil.which("tmux") is None:
-        print("key press to the screen: not measured (no tmux)")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "bench.log"
-        log.write_text(log_lines(per_arm))
-        for size in ((120, 40), (80, 24)):
-            pane = TmuxPane(Path(tmp), log, size)
-            took = []
-            try:
-                for _ in range(presses):
-                    before = pane.settled()
-                    start = time.perf_counter()
-                    pane.tmux("send-keys", "-t", "S", "l")
-                    while pane.screen() == before and time.perf_counter() - start < 10:
-                        pass
-                    took.append(time.perf_counter() - start)
-            finally:
-                pane.close()
-            median = statistics.median(took) * 1000
-            print(
-                f"key `l` (next layout) to the screen, `anemon watch` of {per_arm:,} trials per "
-                f"arm in a {size[0]}x{size[1]} tmux pane: median {median:.0f} ms, "
-                f"max {max(took) * 1000:.0f} ms over {presses} presses"
-            )
-            figure(f"key press to the screen at {size[0]}x{size[1]}, median", median, 100)
-            figure(f"key press to the screen at {size[0]}x{size[1]}, max", max(took) * 1000, 100)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, shorter idle")
     parser.add_argument(
-        "--only", choices=("refresh", "live", "replay", "keys"), action="append",
+        "--only", choices=("refresh", "live", "replay"), action="append",
         help="run only these parts (repeatable)",
     )  # fmt: skip
     args = parser.parse_args()
-    parts = set(args.only or ("refresh", "live", "replay", "keys"))
+    parts = set(args.only or ("refresh", "live", "replay"))
     if "refresh" in parts:
         with tempfile.TemporaryDirectory() as tmp:
             layout = Path(tmp) / "all-charts.tcss"
@@ -408,8 +307,6 @@ def main() -> None:
         asyncio.run(idle_live(9.0 if args.quick else 45.0, power_every=1.0))
     if "replay" in parts:
         asyncio.run(replay_max(100_000 if args.quick else 1_000_000))
-    if "keys" in parts:
-        key_to_screen(10_000 if args.quick else 100_000)
 
 
 if __name__ == "__main__":
