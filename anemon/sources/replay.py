@@ -38,6 +38,8 @@ CHUNK = 4_096
 AHEAD = 4
 """Chunks read ahead of the replay: a headless replay holds about this many unplayed; the
 background reader, this many between two ticks before it waits for the replay to take them."""
+START_AFTER_S = 1.0
+"""How long the dashboard's replay plays its head alone before a thread reads the rest."""
 WAIT_S = 0.01
 """How long `play` waits when it has played all there is and the rest is still being read."""
 E = TypeVar("E", bound=Event)
@@ -277,13 +279,16 @@ class Inline:
 
 
 class Background:
-    """The rest of a source read by a thread from the first `take` on (the dashboard: its
-    first screen is drawn before), `AHEAD` chunks at most between two takes. The reader's
-    Python shares the interpreter lock with the event loop, which the thread gives up every
-    few ms (`sys.getswitchinterval`): the loop answers keys while the file loads."""
+    """The rest of a source read by a thread, `AHEAD` chunks at most between two takes, from
+    the first take `after_s` after the first (the dashboard's first screen is drawn in the
+    meantime: the reader's Python shares the interpreter lock with the event loop and would
+    slow it by half). The thread gives the lock up every few ms (`sys.getswitchinterval`):
+    the loop answers keys while the file loads."""
 
-    def __init__(self, events: Iterator[Event]) -> None:
+    def __init__(self, events: Iterator[Event], after_s: float = START_AFTER_S) -> None:
         self._events = events
+        self._after_s = after_s
+        self._first: float | None = None
         self._chunks: queue.Queue[list[Event] | None] = queue.Queue(maxsize=AHEAD)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name="anemon-replay-load", daemon=True)
@@ -293,6 +298,9 @@ class Background:
 
     def take(self) -> list[Event] | None:
         if not self._started:
+            self._first = time.monotonic() if self._first is None else self._first
+            if time.monotonic() - self._first < self._after_s:
+                return []
             self._started = True
             self._thread.start()
         taken: list[Event] = []

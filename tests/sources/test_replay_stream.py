@@ -134,7 +134,7 @@ def test_the_background_reader_loads_the_rest_behind_the_replay():
         gate.wait(10)
         yield from events(3 * replay.CHUNK)[1:]
 
-    replayer = Replayer(events(0), speed=math.inf, rest=Background(rest()))
+    replayer = Replayer(events(0), speed=math.inf, rest=Background(rest(), after_s=0.0))
     assert replayer.tick() == 1 and replayer.loading  # the START played; the thread started
     assert not replayer.finished
     gate.set()
@@ -157,7 +157,7 @@ def test_a_replay_left_stops_its_background_reader():
             i += 1
             yield TrialEvent(t=float(i), wall=0.0, arm="a", trial=i)
 
-    loader = Background(endless())
+    loader = Background(endless(), after_s=0.0)
     replayer = Replayer(events(0), speed=math.inf, rest=loader)
     replayer.tick()
     replayer.close()
