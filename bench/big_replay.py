@@ -21,6 +21,7 @@ Run: .venv/bin/python bench/big_replay.py [--quick] [--runs N] [--code DIR]
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import statistics
@@ -80,10 +81,13 @@ def environment(code: Path) -> dict[str, str]:
     return env
 
 
-def first_screen(recording: Path, code: Path, run: int, timeout_s: float = 120.0) -> Shown:
+_SERVERS = itertools.count()
+
+
+def first_screen(recording: Path, code: Path, timeout_s: float = 120.0) -> Shown:
     """From starting `anemon replay` in tmux to the first screen showing its data: the seconds,
     and the CPU seconds the process had used by then (`/proc/PID/stat`: less the machine's)."""
-    socket = f"anemon-big-{os.getpid()}-{run}"
+    socket = f"anemon-big-{os.getpid()}-{next(_SERVERS)}"  # each its own: one ends slowly
     command = f"exec {sys.executable} -m anemon replay {recording} --layout default"
     start = time.perf_counter()
     subprocess.run(
@@ -151,7 +155,7 @@ def main() -> None:
         else:
             small = write_recording(Path(tmp) / "tiny.jsonl", 1_000)
             for path, what in ((small, "1,000 events"), (recording, f"{big:,} events")):
-                shown = [first_screen(path, args.code, run) for run in range(runs)]
+                shown = [first_screen(path, args.code) for _ in range(runs)]
                 met = sum(s.wall_s <= 1.0 for s in shown)
                 print(f"`anemon replay` of {what} in tmux 120x40, start to the first screen: "
                       f"{spread([s.wall_s for s in shown], 's')} (target 1 s: met in {met} of "
