@@ -63,8 +63,7 @@ def load_overlay(path: Path) -> Loaded:
 
 def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import BENCH_KINDS
-    from anemon.devices import reads_power
-    from anemon.feeds.replay import ReplayFeed
+    from anemon.feeds.replay import ReplayFeed, head_of
     from anemon.recording.reader import no_records, open_source
 
     if not args.headless:
@@ -73,14 +72,14 @@ def run(args: argparse.Namespace) -> int:
         ui.resolve(
             args.layout or "default"
         )  # a bad layout is a usage error before the source is read
-    # ReplayFeed.open, keeping the reader for its warnings
+    # streamed from its head (a big recording shows at once), keeping the reader for its warnings
     reader = open_source(args.source)
-    events = list(reader)
-    if not any(event.kind in BENCH_KINDS for event in events):  # as summary and export say
+    events = iter(reader)
+    head = head_of(events, BENCH_KINDS)
+    if head is None:  # as summary and export say
         raise no_records(reader.path)
     other = load_overlay(args.overlay) if args.overlay is not None else None
-    power = reads_power(reader.device_kind)
-    feed = ReplayFeed(events, str(args.source), reader.tag, power, speed=args.speed)
+    feed = ReplayFeed.stream(reader, head, events, headless=args.headless, speed=args.speed)
     overlay = None
     if other is not None:
         from anemon.ui.overlay import Overlay

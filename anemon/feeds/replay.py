@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +12,17 @@ from anemon.devices import reads_power
 from anemon.events import Event, MarkerEvent
 from anemon.feeds import Listener
 from anemon.feeds.live import until_stopped
-from anemon.recording.reader import open_source
-from anemon.sources.replay import Replayer
+from anemon.recording.reader import SourceReader, open_source
+from anemon.sources.replay import Background, Inline, Replayer
 from anemon.store import Session
 
 EXPORTS_DIR = "anemon-exports"
 """The folder, under the working directory, where a replay's markers go, as the dashboard's
 exports and screenshots do (`ui.app`); git ignores it."""
 MARKERS_SUFFIX = ".markers.jsonl"
+HEAD = 4_096
+"""Events read before a streamed replay starts (`ReplayFeed.stream`): its first screen's, a few
+ms of reading (65,536, one reader's batch, took ~0.4 s of CPU); the rest is read behind it."""
 
 
 def markers_file(source: str, directory: Path) -> Path:
@@ -41,7 +44,7 @@ class ReplayFeed:
 
     def __init__(
         self,
-        events: Sequence[Event],
+        events: Iterable[Event],
         title: str,
         tag: str | None = None,
         reads_power: bool | None = None,
@@ -65,6 +68,20 @@ class ReplayFeed:
         reader = open_source(path)
         power = reads_power(reader.device_kind)
         return cls(list(reader), str(path), reader.tag, power, **replay_options)
+
+    @classmethod
+    def stream(
+        cls, reader: SourceReader, head: list[Event], rest: Iterator[Event], *, headless: bool,
+        **replay_options: Any,
+    ) -> ReplayFeed:  # fmt: skip
+        """A source that plays from its `head` (`head_of`) while `rest` is read: by a thread
+        ahead of the dashboard, every event kept for its seeks; headless, when due, the
+        played ones let go (its memory does not grow with the file)."""
+        return cls(
+            head, str(reader.path), reader.tag, reads_power(reader.device_kind),
+            rest=Inline(rest) if headless else Background(rest), keep=not headless,
+            **replay_options,
+        )  # fmt: skip
 
     @property
     def session(self) -> Session:
@@ -112,4 +129,20 @@ class ReplayFeed:
         await until_stopped(self._stop, self.replay.play())
 
     def close(self) -> None:
-        pass
+        self.replay.close()
+
+
+def head_of(
+    events: Iterator[Event], kinds: Collection[str], size: int | None = None
+) -> list[Event] | None:
+    """The first `size` events of a source (`HEAD`), and on to the first of `kinds` if none
+    came (what `anemon replay` checks a source by); None when the source ends without one."""
+    size = HEAD if size is None else size
+    head: list[Event] = []
+    found = False
+    for event in events:
+        head.append(event)
+        found = found or event.kind in kinds
+        if found and len(head) >= size:
+            break
+    return head if found else None

@@ -42,6 +42,9 @@ _BLOCK = 8192
 """Lines a raw log's columnar path reads at a time (`SourceReader.runs`)."""
 _BATCH_EVENTS = 65536
 """A recording's events read at a time, the garbage collector paused (`_recorded`)."""
+_FIRST_BATCH = 1024
+"""The first batch's size, doubled batch by batch up to `_BATCH_EVENTS`: the first events of a
+big recording come in ms (a replay's first screen), not after 65,536 were made (~0.4 s)."""
 _INFLATE_MAX = 1 << 20
 """Decompressed bytes made at a time from one compressed chunk."""
 _BINARY_PROBE = 8192
@@ -216,12 +219,14 @@ class SourceReader:
         each line's dict and event would otherwise set off collections that scan every event
         read so far again and again (a fifth of a 1M-event load)."""
         events = self._recorded_lines(numbered)
+        size = _FIRST_BATCH
         while True:
             with paused_gc():
-                batch = list(itertools.islice(events, _BATCH_EVENTS))
+                batch = list(itertools.islice(events, size))
             if not batch:
                 return
             yield from batch
+            size = min(2 * size, _BATCH_EVENTS)
 
     def _recorded_lines(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
         from anemon.recording.codec import decode, from_record, read_fast  # recordings only

@@ -39,6 +39,7 @@ from anemon.events import (
     TelemetryEvent,
     TrialEvent,
 )
+from anemon.store.readings import Readings
 
 NAN = float("nan")
 LOG_LINES = 5000
@@ -240,8 +241,9 @@ class Session:
     current_arm: str | None = None
     cooled: dict[str, float] = field(default_factory=dict)
     """Per arm, the seconds of its ended cooldown whose launch has not STARTed yet."""
-    telemetry: list[TelemetryEvent] = field(default_factory=list)
-    """Host-side readings as they came (a few per minute)."""
+    telemetry: Readings = field(default_factory=Readings)
+    """Host-side readings as they came (every second from pymobiledevice3), as rows of numbers
+    (`store.readings`: a long session's would be most of its objects)."""
     process: TelemetryEvent | None = None
     """The latest reading of the bench app's process (the status line's; None: none came)."""
     crashes: list[CrashEvent] = field(default_factory=list)

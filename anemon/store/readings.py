@@ -1,0 +1,116 @@
+"""The host's readings of a session (TelemetryEvent), kept as rows of numbers:
+`Session.telemetry`.
+
+A pymobiledevice3 session reads power every second and the app's process every second: 86,400
+readings in 12 hours, most of a big recording's events. Kept as event objects, each took
+~300 bytes (its floats boxed one by one) and was one more object for every full garbage
+collection to walk, so a headless replay's memory grew with the file three times faster than
+its numbers. Here a reading is its 17 numbers in one array (136 bytes) and the index of its
+texts (arm, source, battery state: a few combinations in a session), no object at all; an
+event is made again when one is asked for, equal to the one added. A reading the numbers
+cannot give back as it came (a NaN, a value of another type: a damaged recording's) is kept
+as it came.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from anemon.events import TelemetryEvent
+
+_TYPES = {f.name: str(f.type) for f in dataclasses.fields(TelemetryEvent)}
+_FLOATS = tuple(name for name, kind in _TYPES.items() if kind in ("float", "float | None"))
+_FLAGS = tuple(name for name, kind in _TYPES.items() if kind == "bool | None")
+_INTS = tuple(name for name, kind in _TYPES.items() if kind == "int | None")
+_TEXTS = tuple(name for name, kind in _TYPES.items() if kind in ("str", "str | None"))
+assert {*_FLOATS, *_FLAGS, *_INTS, *_TEXTS} == set(_TYPES), "a TelemetryEvent field's type"
+_NUMBERS = (*_FLOATS, *_FLAGS, *_INTS)
+_WIDTH = len(_NUMBERS)
+_NUMBER_VALUES = operator.attrgetter(*_NUMBERS)
+_TEXT_VALUES = operator.attrgetter(*_TEXTS)
+_BLANK = array("d", [math.nan]) * _WIDTH
+
+
+class Readings(Sequence[TelemetryEvent]):
+    """TelemetryEvents in the order added; indexing and slicing give events."""
+
+    def __init__(self) -> None:
+        self._numbers = array("d")
+        """Each reading's `_NUMBERS`, one row after another, NaN for None."""
+        self._texts = array("I")
+        """Each reading's index in `_said`."""
+        self._said: dict[tuple[str | None, ...], int] = {}
+        self._by_index: list[tuple[str | None, ...]] = []
+        self._odd: dict[int, TelemetryEvent] = {}
+        """Readings kept as they came, by index (their rows are NaN)."""
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def append(self, event: TelemetryEvent) -> None:
+        numbers, texts = _NUMBER_VALUES(event), _TEXT_VALUES(event)
+        at = len(self._numbers)
+        try:
+            if not _exact(event, numbers):
+                raise TypeError
+            self._numbers.extend([math.nan if v is None else v for v in numbers])
+        except TypeError:  # kept as it came (a row of NaN in its place)
+            del self._numbers[at:]
+            self._odd[len(self)] = event
+            self._numbers.extend(_BLANK)
+            texts = ()
+        said = self._said.get(texts)
+        if said is None:
+            said = self._said[texts] = len(self._by_index)
+            self._by_index.append(texts)
+        self._texts.append(said)
+
+    def _event(self, index: int) -> TelemetryEvent:
+        odd = self._odd.get(index)
+        if odd is not None:
+            return odd
+        row = self._numbers[index * _WIDTH : (index + 1) * _WIDTH]
+        fields: dict[str, Any] = dict(zip(_TEXTS, self._by_index[self._texts[index]], strict=True))
+        for name, value in zip(_NUMBERS, row, strict=True):
+            if value != value:
+                fields[name] = None
+            elif name in _FLAGS:
+                fields[name] = bool(value)
+            elif name in _INTS:
+                fields[name] = int(value)
+            else:
+                fields[name] = value
+        return TelemetryEvent(**fields)
+
+    @overload
+    def __getitem__(self, index: int) -> TelemetryEvent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TelemetryEvent]: ...
+
+    def __getitem__(self, index: int | slice) -> TelemetryEvent | list[TelemetryEvent]:
+        if isinstance(index, slice):
+            return [self._event(i) for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError("reading index out of range")
+        return self._event(index % len(self))
+
+    def __iter__(self) -> Iterator[TelemetryEvent]:
+        return map(self._event, range(len(self)))
+
+
+def _exact(event: TelemetryEvent, numbers: tuple[Any, ...]) -> bool:
+    """Whether the event's numbers come back from its row as they are: not a NaN, `t` and
+    `wall` not None (what is not a number at all, the row's array refuses). The recording's
+    codec and the backends give each field its type: a flag is a bool, a pid an int."""
+    return (
+        type(event) is TelemetryEvent
+        and numbers[0] is not None
+        and numbers[1] is not None
+        and all(map(operator.eq, numbers, numbers))  # NaN is not equal to itself
+    )

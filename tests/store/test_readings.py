@@ -1,0 +1,88 @@
+"""`Session.telemetry`: the host's readings as rows of numbers, given back as the events added."""
+
+from __future__ import annotations
+
+import gc
+import math
+import tracemalloc
+
+import pytest
+
+from anemon.events import TelemetryEvent
+from anemon.store import Session
+from anemon.store.readings import Readings
+
+
+def varied() -> list[TelemetryEvent]:
+    return [
+        TelemetryEvent(
+            t=1.0,
+            wall=1e9,
+            power_w=3.25,
+            battery=90.0,
+            charging=False,
+            plugged=True,
+            source="pmd3",
+            battery_state="charging",
+        ),
+        TelemetryEvent(
+            t=2.0, wall=1e9 + 1, arm="a", pid=4242, cpu_pct=95.5, mem_gb=1.2, gpu_pct=0.0
+        ),
+        TelemetryEvent(
+            t=3.0,
+            wall=0.0,
+            load_w=4.0,
+            power_in_w=5.0,
+            battery_power_w=-1.0,
+            load_changed_t=2.5,
+            temperature_c=31.0,
+            free_gb=20.0,
+            total_gb=64.0,
+        ),
+        TelemetryEvent(t=4.0, wall=0.0, power_w=math.nan),  # kept as it came: NaN is not None
+        TelemetryEvent(t=math.inf, wall=-0.0, charging=True, battery=-0.0),
+        TelemetryEvent(t=5.0, wall=0.0, arm="a", power_w="3"),  # type: ignore[arg-type]
+    ]
+
+
+def test_readings_are_given_back_as_they_were_added():
+    readings = Readings()
+    events = varied()
+    for event in events:
+        readings.append(event)
+    assert len(readings) == len(events)
+    assert list(readings) == [*events[:3], readings[3], *events[4:]]
+    assert readings[3] is events[3] and readings[5] is events[5]  # as they came
+    assert readings[-1] is events[-1] and readings[1:3] == events[1:3]
+    assert readings[::-2] == [events[5], events[3], events[1]]
+    assert type(readings[1].pid) is int and readings[0].plugged is True
+    assert readings[2].arm is None and readings[2].source == ""
+    with pytest.raises(IndexError):
+        readings[len(events)]
+
+
+def test_a_session_keeps_no_reading_as_an_object():
+    gc.collect()
+    before = sum(isinstance(o, TelemetryEvent) for o in gc.get_objects())  # other tests' too
+    session = Session()
+    for i in range(1000):
+        session.add(TelemetryEvent(t=float(i), wall=0.0, power_w=3.0 + i, plugged=False))
+    gc.collect()
+    alive = sum(isinstance(o, TelemetryEvent) for o in gc.get_objects())
+    assert alive - before <= 1  # at most the last one, held by the status line's `process`
+    assert len(session.telemetry) == 1000 and session.telemetry[-1].power_w == 1002.0
+    assert session.telemetry[-1].plugged is False
+
+
+def test_a_reading_takes_less_than_half_an_event_objects_memory():
+    events = [TelemetryEvent(t=float(i), wall=1e9 + i, power_w=3.0 + i, battery=90.0 - i,
+                             charging=False, plugged=False) for i in range(10_000)]  # fmt: skip
+    readings = Readings()
+    tracemalloc.start()
+    try:
+        for event in events:
+            readings.append(event)
+        taken = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert taken < 10_000 * 150  # an event object and its floats take ~300 bytes
