@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 from rich.segment import Segment
 
+from anemon.analysis import render
 from anemon.analysis.load import load_sessions
 from anemon.analysis.render import print_table, rich_table
 from anemon.analysis.summary import summarize
@@ -80,3 +81,33 @@ def test_the_summarys_table_is_not_measured_again_line_by_line(
     assert main(["summary", str(log)]) == 0
     assert capsys.readouterr().out.count("│ arm") == 40
     assert cropped == []
+
+
+def _measured(tmp_path: Path, monkeypatch, arms: int) -> tuple[int, int]:
+    """How many cells `fit_columns` measures, and how many cell lines the table justifies,
+    for a table of `arms` one-trial arms (caches cleared first)."""
+    for cached in (render._one_line, render._wrap, render._justify, render._padded):
+        cached.cache_clear()  # type: ignore[attr-defined]
+    counts = {"_one_line": 0, "_justify": 0}
+    for name in counts:
+        original = getattr(render, name)
+
+        def counted(*args: object, _name: str = name, _original=original) -> object:
+            counts[_name] += 1
+            return _original(*args)
+
+        monkeypatch.setattr(render, name, counted)
+    log = write_many_arms(tmp_path / f"arms{arms}.log", arms)
+    print_table(_console(200), summarize(next(load_sessions([log])).session), str(log))
+    monkeypatch.undo()
+    return counts["_one_line"], counts["_justify"]
+
+
+def test_a_column_is_measured_and_padded_once_per_distinct_cell(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A column repeats its figures row after row: 300 more arms are 300 more cells measured
+    and justified (their names), not 300 more of every column's."""
+    few, many = _measured(tmp_path, monkeypatch, 100), _measured(tmp_path, monkeypatch, 400)
+    assert many[0] - few[0] == 300
+    assert many[1] - few[1] == 300
