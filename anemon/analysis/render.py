@@ -319,12 +319,16 @@ def fit_columns(
     once, whatever the tries (a table of 20,000 arms measured them again for each)."""
 
     @functools.cache
+    def distinct(i: int) -> set[str]:  # a column repeats its figures ("—", "0") row after row
+        return {names[i], *(row[i] for row in rows)}
+
+    @functools.cache
     def natural(i: int) -> int:
-        return max(_one_line(text) for text in _column(names, rows, i))
+        return max(map(_one_line, distinct(i)))
 
     @functools.cache
     def least(i: int) -> int:
-        return max(_two_lines(text) for text in _column(names, rows, i))
+        return max(map(_two_lines, distinct(i)))
 
     shown = list(range(len(names)))
     widths = _fit(shown, width, natural, least)
@@ -432,22 +436,28 @@ class LinesTable:
     def _lines(self, row: Sequence[str], bottom: bool = False) -> list[list[str]]:
         """The row's lines, each a list of padded cells: a cell of fewer lines is blank below
         (`bottom`: above, as rich sets a header)."""
-        cells = [_wrap(cell, w) for cell, w in zip(row, self.widths, strict=True)]
+        cells = list(map(_padded, row, self.widths, self.right))
         height = max(map(len, cells), default=0)
-        if height == 1:  # the common row, every cell on one line: padded as they are
-            return [list(map(_padded, cells, self.widths, self.right))]
+        if height == 1:  # the common row, every cell on one line
+            return [[cell[0] for cell in cells]]
+        blank = [" " * (w + 2) for w in self.widths]
         if bottom:
-            cells = [("",) * (height - len(cell)) + cell for cell in cells]
+            return [
+                [cell[k - height + len(cell)] if k >= height - len(cell) else empty
+                 for cell, empty in zip(cells, blank, strict=True)]
+                for k in range(height)
+            ]  # fmt: skip
         return [
-            [f" {_justify(cell[k] if k < len(cell) else '', w, right)} "
-             for cell, w, right in zip(cells, self.widths, self.right, strict=True)]
+            [cell[k] if k < len(cell) else empty for cell, empty in zip(cells, blank, strict=True)]
             for k in range(height)
-        ]  # fmt: skip
+        ]
 
 
-def _padded(cell: tuple[str, ...], width: int, right: bool) -> str:
-    """A cell's only line, justified and with a space either side."""
-    return f" {_justify(cell[0], width, right)} "
+@functools.lru_cache(maxsize=4096)
+def _padded(text: str, width: int, right: bool) -> tuple[str, ...]:
+    """A cell's lines, each justified and with a space either side. Cached: a column repeats
+    its figures row after row, and so its padded lines."""
+    return tuple(f" {_justify(line, width, right)} " for line in _wrap(text, width))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -516,6 +526,20 @@ def rich_table(
     return SummaryTable(summaries, title, device)
 
 
+def print_table(
+    console: Console,
+    summaries: Sequence[ArmSummary],
+    title: str | None = None,
+    device: str | None = None,
+) -> None:
+    """`rich_table` printed on `console`, the same bytes: a `LinesTable` is laid out within
+    the console's width, each line exactly the table's, so it is printed uncropped (rich's crop
+    measures every line again, a character at a time for a line holding a "—": most of the
+    CPU of printing 20,000 arms); the folded blocks are cropped as rich crops them."""
+    layout = rich_table(summaries, title, device).layout(console.width)
+    console.print(layout, crop=not isinstance(layout, LinesTable))
+
+
 _PAD = 3
 """Per column: one space either side and one border (plus one border for the table)."""
 
@@ -540,12 +564,6 @@ def _fit(
         widths[k] = fewest[k] + grow
         spare -= grow
     return widths
-
-
-def _column(names: Sequence[str], rows: Sequence[Sequence[str]], i: int) -> Iterator[str]:
-    yield names[i]
-    for row in rows:
-        yield row[i]
 
 
 @functools.lru_cache(maxsize=4096)

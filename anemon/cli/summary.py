@@ -56,7 +56,7 @@ def _write(form: str, sources: list[SourceSummaries]) -> None:
 
         console = make_console()
         for source in sources:
-            console.print(render.rich_table(source.summaries, source.source, source.device))
+            render.print_table(console, source.summaries, source.source, source.device)
     else:
         text = {"md": render.markdown_of_sources, "csv": render.to_csv_of_sources}
         write_stdout(text[form](sources))
