@@ -25,7 +25,7 @@ from anemon.feeds.runs import Runs
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
-from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter
+from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter, axis_end
 from anemon.ui.charts.chart import Chart, latest_text
 from anemon.ui.charts.drawing import line_dots, paint_braille
 from anemon.ui.charts.specs import (
@@ -362,6 +362,15 @@ async def test_a_reading_redraws_only_the_charts_that_show_it(make_app: MakeApp)
         add(TrialEvent(t=62.5, wall=0.0, arm="a", trial=2, decode_tps=40.0, thermal=1))
         assert {"decode", "prefill", "thermal"} <= redrawn(app, session)
         assert redrawn(app, session) == set()  # nothing new: nothing drawn
+
+
+@given(st.floats(1.0, 1e6), st.floats(0.0, 1e5))
+def test_the_x_axis_end_holds_the_newest_point_and_never_moves_back(t: float, later: float) -> None:
+    """At or past the session's time, by less than a tenth of it (or a second); never less
+    for a later time."""
+    end = axis_end(t)
+    assert t <= end < t + max(1.0, t / 10) + 1e-9
+    assert axis_end(t + later) >= end
 
 
 async def test_the_x_axis_ends_on_a_step_not_on_the_newest_second(make_app: MakeApp) -> None:
