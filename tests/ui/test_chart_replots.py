@@ -75,7 +75,7 @@ async def test_after_many_updates_the_screen_is_a_fresh_draw_of_the_same_data(
             app.redraw()
             await pilot.pause()
         # last, a new value for every chart: each is brought up to this moment (a chart whose
-        # data is unchanged is redrawn only once its axis grows a column)
+        # data is unchanged is redrawn only once its axis's end moves a step, `axis_end`)
         add(TelemetryEvent(t=300.0, wall=0.0, power_w=2.5, battery=80.0, free_gb=29.0))
         add(TrialEvent(t=301.0, wall=301.0, arm="a", trial=40, decode_tps=47.0, thermal=3))
         app.redraw(force=True)  # every chart this round: the round's time budget not asked

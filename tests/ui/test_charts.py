@@ -25,7 +25,7 @@ from anemon.feeds.runs import Runs
 from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
-from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter
+from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter, axis_end
 from anemon.ui.charts.chart import Chart, latest_text
 from anemon.ui.charts.drawing import line_dots, paint_braille
 from anemon.ui.charts.specs import (
@@ -329,35 +329,72 @@ def test_no_power_readings_no_lines_and_the_title_says_so() -> None:
     assert power_title(session) == "power W (no readings)"
 
 
-async def test_a_reading_that_only_extends_a_line_waits_until_the_axis_grows_a_column(
-    make_app: MakeApp,
-) -> None:
-    """Power comes every second: drawn with the next trial, or once the x axis has grown by
-    a column; a new battery value at once; the same value again like the axis."""
+ALL_CHARTS = ("decode", "prefill", "thermal", "power", "battery", "free", "memory", "gpu")
+
+
+def redrawn(app: Dashboard, session: Session) -> set[str]:
+    """The charts a redraw round would draw now (each asked, as the pane does)."""
+    return {n for n in ALL_CHARTS if app.query_one(f"#{n}", Chart).draw(session)}
+
+
+async def test_a_reading_redraws_only_the_charts_that_show_it(make_app: MakeApp) -> None:
+    """A session a minute old, readings every second: a process reading draws the memory and
+    GPU charts, a power reading power, battery and free disk (the same values again: the
+    lines reach the new reading), neither decode, prefill nor thermal; a trial draws those."""
     feed = live_feed()
     add = feed.pipeline.emit
     add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
     add(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0, thermal=1))
-    for t in range(2, 300):
-        add(TelemetryEvent(t=float(t), wall=0.0, power_w=3.0, battery=90.0, plugged=False))
+    for t in range(2, 61):
+        add(TelemetryEvent(t=t, wall=0.0, power_w=3.0, battery=90.0, free_gb=50.0))
+        add(TelemetryEvent(t=t + 0.5, wall=0.0, arm="a", pid=7, mem_gb=1.9, gpu_pct=80.0))
     app = make_app(feed=feed)
     async with app.run_test(size=SIZE) as pilot:
         await draw_all(pilot)
-        power, battery, decode = (app.query_one(f"#{n}", Chart) for n in ("power", "battery",
-                                                                            "decode"))  # fmt: skip
         session = feed.session
-        add(TelemetryEvent(t=300.0, wall=0.0, power_w=5.0, battery=90.0, plugged=False))
-        assert not power.draw(session) and not battery.draw(session) and not decode.draw(session)
-        add(TelemetryEvent(t=300.5, wall=0.0, power_w=5.0, battery=89.5, plugged=False))
-        assert battery.draw(session) and not power.draw(session)
-        add(TrialEvent(t=301.0, wall=0.0, arm="a", trial=2, decode_tps=40.0, thermal=1))
-        assert power.draw(session) and decode.draw(session)
-        column_s = power.drawn_end / power.columns
-        add(TelemetryEvent(t=301 + column_s / 2, wall=0.0, power_w=5.0, plugged=False))
-        assert not power.draw(session)
-        add(TelemetryEvent(t=301 + column_s, wall=0.0, power_w=5.0, plugged=False))
-        assert power.draw(session)  # the axis has grown by a column
-        assert power._datasets[-1].y[-1] == 5.0
+        redrawn(app, session)  # every chart up to date
+        add(TelemetryEvent(t=61.5, wall=0.0, arm="a", pid=7, mem_gb=1.9, gpu_pct=80.0))
+        assert redrawn(app, session) == {"memory", "gpu"}
+        add(TelemetryEvent(t=62.0, wall=0.0, power_w=3.0, battery=90.0, free_gb=50.0))
+        assert redrawn(app, session) == {"power", "battery", "free"}
+        power = app.query_one("#power", Chart)
+        assert power._datasets[-1].x[-1] == 62.0  # the newest reading is drawn
+        add(TrialEvent(t=62.5, wall=0.0, arm="a", trial=2, decode_tps=40.0, thermal=1))
+        assert {"decode", "prefill", "thermal"} <= redrawn(app, session)
+        assert redrawn(app, session) == set()  # nothing new: nothing drawn
+
+
+@given(st.floats(1.0, 1e6), st.floats(0.0, 1e5))
+def test_the_x_axis_end_holds_the_newest_point_and_never_moves_back(t: float, later: float) -> None:
+    """At or past the session's time, by less than a tenth of it (or a second); never less
+    for a later time."""
+    end = axis_end(t)
+    assert t <= end < t + max(1.0, t / 10) + 1e-9
+    assert axis_end(t + later) >= end
+
+
+async def test_the_x_axis_ends_on_a_step_not_on_the_newest_second(make_app: MakeApp) -> None:
+    """In a session a minute old a chart whose lines did not change is not drawn again each
+    second: the x axis's end moves in 5 s steps, the same for every chart."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    add(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0, thermal=1))
+    add(TelemetryEvent(t=60.5, wall=0.0, arm="a", pid=7, mem_gb=1.9))
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        decode, memory = (app.query_one(f"#{n}", Chart) for n in ("decode", "memory"))
+        session = feed.session
+        decode.draw(session)
+        drawn = []
+        for t in range(61, 71):
+            add(TelemetryEvent(t=t + 0.5, wall=0.0, arm="a", pid=7, mem_gb=1.9))
+            drawn.append(decode.draw(session))
+            assert memory.draw(session)
+            assert memory.drawn_end == decode.drawn_end >= t + 0.5  # one axis, the newest on it
+        assert drawn.count(True) == 2  # at 65.5 s and 70.5 s: the ends 70 and 75
+        assert decode.drawn_end == 75.0
 
 
 async def test_a_strip_is_redrawn_only_when_what_it_shows_changed(make_app: MakeApp) -> None:

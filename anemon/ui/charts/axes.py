@@ -38,6 +38,22 @@ class ElapsedFormatter(AxisFormatter):
         return [f"{t:g}s" for t in ticks]
 
 
+AXIS_GRAINS = 10
+"""The x axis's end is a multiple of the largest `ElapsedFormatter.STEPS` step that fits this
+many times into the session's time (`axis_end`)."""
+
+
+def axis_end(seconds: float) -> float:
+    """The x axis's end for a session (or arm) `seconds` long: rounded up to a multiple of a
+    step a tenth of it or less (1 s to 10 s, 5 s to 100 s, 5 min to 1 h 40), so the axis
+    moves in steps, not with every reading: a chart whose lines did not change is not drawn
+    again each second. It depends on the time alone, not on a chart's width, so every chart
+    keeps one time axis; its steps nest (each grain's tenfold is a multiple of the grain
+    before), so it never shrinks as the time grows."""
+    grain = max((s for s in ElapsedFormatter.STEPS if s * AXIS_GRAINS <= seconds), default=1)
+    return float(math.ceil(seconds / grain - 1e-9) * grain)
+
+
 class ThermalFormatter(AxisFormatter):
     """The y axis of the thermal chart: the four state names."""
 

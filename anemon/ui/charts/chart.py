@@ -26,6 +26,7 @@ from anemon.ui.charts.axes import (
     ElapsedFormatter,
     FittedFormatter,
     ThermalFormatter,
+    axis_end,
     x_limits,
     y_limits,
 )
@@ -152,7 +153,7 @@ class Chart(PlotBase, can_focus=False):
         self.reference: Overlay | None = None
         """The overlay drawn under the lines (`replay --overlay`, shown); None: none."""
         self.drawn_end = 0.0
-        """Where the x axis ended at the last draw."""
+        """Where the x axis ended at the last draw (`axis_end`)."""
         self.y_axis = FittedFormatter()
         self.latest: list[Latest] = []
         """The text form's values, from the last draw."""
@@ -256,15 +257,15 @@ class Chart(PlotBase, can_focus=False):
 
     def draw(self, session: Session) -> bool:
         """Bring the chart up to date with `session` if what it shows changed since the last
-        draw (its lines, or its x axis by a column or more); returns whether it did. It draws
+        draw (its lines, or its x axis's end: `axis_end`'s steps); returns whether it did. It draws
         its canvases at once (not the whole chart at the next render) and repaints only
         their changed rows."""
         reference = self.reference if self.spec.reference is not None else None
         # a SOURCE arm's first trial places its reference: trials change what is drawn
         ref_key = (id(reference), trials(session)) if reference is not None else None
         key = (id(session), self.spec.data(session), self.content_size, ref_key)
-        end = max(self.spec.xmax(session), 1.0)
-        if key == self.drawn and abs(end - self.drawn_end) < self.drawn_end / self.columns:
+        end = axis_end(max(self.spec.xmax(session), 1.0))
+        if key == self.drawn and end == self.drawn_end:
             return False
         self.drawn, self.drawn_end = key, end
         title = self.spec.title(session)

@@ -66,10 +66,11 @@ class ChartSpec:
     xmax: Callable[[Session], float] = lambda s: elapsed(s)
     """The x axis runs from 0 to this (session seconds, or seconds since an arm's launch)."""
     data: Callable[[Session], object] = lambda s: s.version
-    """A cheap signature of what the lines show. While it (and the chart's size) stays the
-    same, the chart is redrawn only once its x axis has grown by a column: host readings come
-    every second, and a reading that only extends a line (the same value again; a power
-    reading between two trials) can wait that long, as the axis does."""
+    """A cheap signature of what the lines show: it changes with every point they draw, and
+    with nothing else, so a reading redraws the charts that show it alone (a process reading
+    the memory and GPU charts, a power reading power, battery and free disk, not decode).
+    While it (and the chart's size) stays the same, the chart is redrawn only when the x
+    axis's end moves (`axis_end`'s steps)."""
     value: Callable[[float], str] = lambda v: f"{v:,.1f}"
     """A value in words, for the text form of a chart too short to plot (`Chart.min_rows`)."""
     reference: Callable[[Overlay, Session], list[Line]] | None = None
@@ -172,10 +173,10 @@ def session_line(attr: str, colour: str, step: bool = False) -> Callable[[Sessio
     return lines
 
 
-def latest(attr: str) -> Callable[[Session], object]:
-    """The `data` signature of a session series' chart: its newest value (a reading with the
-    same value again only extends the line)."""
-    return lambda s: getattr(s, attr).last()
+def readings(attr: str) -> Callable[[Session], object]:
+    """The `data` signature of a session series' chart: how many readings it has (the same
+    value again extends the line: drawn with the round that brings it, not a step later)."""
+    return lambda s: len(getattr(s, attr).t)
 
 
 def battery_title(session: Session) -> str:
@@ -230,10 +231,9 @@ def power_lines(session: Session) -> list[Line]:
 
 
 def power_data(session: Session) -> object:
-    """What colours the readings (the arms' spans, which arm runs): a reading a second is
-    drawn with the next trial, or once the x axis has grown by a column."""
+    """The readings, and what colours them (the arms' spans, which arm runs)."""
     ends = tuple((a.rounds, a.end.t if a.end else None) for a in session.recent_arms(SHOWN_ARMS))
-    return bool(session.power_w.t), trials(session), ends, session.current_arm
+    return len(session.power_w.t), trials(session), ends, session.current_arm
 
 
 def power_limits(session: Session) -> tuple[float | None, float | None]:
@@ -409,7 +409,7 @@ CHARTS: dict[str, ChartSpec] = {
         session_line("thermal", THERMAL, step=True),
         ylimits=lambda s: (-0.1, 3.1),
         thermal_axis=True,
-        data=latest("thermal"),
+        data=readings("thermal"),
         value=lambda v: THERMAL_NAMES[int(v)],
         reference=ref_series("thermal", step=True, colour=THERMAL),
     ),
@@ -417,14 +417,14 @@ CHARTS: dict[str, ChartSpec] = {
         battery_title,
         session_line("battery", "#87d787"),
         lambda s: (0, 100),
-        data=lambda s: (s.battery.last(), s.battery_state),
+        data=lambda s: (readings("battery")(s), s.battery_state),
         value=lambda v: f"{v:.0f} %",
         unit="%",
     ),
     "free": ChartSpec(
         lambda s: "free disk GB",
         session_line("free_gb", "#87afff"),
-        data=latest("free_gb"),
+        data=readings("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
         unit="GB",
     ),
