@@ -27,11 +27,17 @@ def looks(app: Dashboard) -> list[tuple[object, ...]]:
             type(node).__name__,
             node.id,
             css_rules(node),
-            (node.region, colours(node)) if isinstance(node, Widget) else None,
+            (shown_region(node), colours(node)) if isinstance(node, Widget) else None,
         )
         for node in app.screen.walk_children(with_self=True)
         if not any(type(n).__name__.startswith("Toast") for n in ancestors(node))
     ]
+
+
+def shown_region(widget: Widget) -> object:
+    """Where `widget` is on the screen; None for one not displayed, whose region is what it
+    was when last shown (a legend hidden a moment after it was placed), not what it shows."""
+    return widget.region if all(n.display for n in widget.ancestors_with_self) else None
 
 
 def colours(widget: Widget) -> object:
