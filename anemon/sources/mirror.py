@@ -64,7 +64,8 @@ class MirrorTailer:
     """Follow a local mirror file, yielding each complete line of the log once.
 
     `check()` does one comparison and one read; `follow()` calls it whenever the file's
-    directory reports a change to the file, and every `poll_s` seconds as a fallback.
+    directory reports a change to the file, and every `poll_s` seconds as a fallback, where
+    `recheck()` skips it for a path whose `os.stat` is as it was at the last check.
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class MirrorTailer:
         self._earlier: list[tuple[Seen, LineAssembler]] = []  # most recent last
         self._missing = False
         self._gap: str | None = None  # why the path is unreadable, while a gap is open
+        self._stat: _Stat | None = None  # the path's, taken just before the last check
         self.bytes_read = 0  # every byte read from the file, comparisons included
 
     @property
@@ -111,6 +113,8 @@ class MirrorTailer:
         file is not a gap: deleting and recreating it is one way a mirror is refreshed.
         """
         items: list[LogItem] = []
+        # Before the open: a write after it changes the stat, so the next recheck reads it.
+        self._stat = _stat_of(self._path)
         try:
             file = _open_regular(self._path)
         except FileNotFoundError:
@@ -130,6 +134,15 @@ class MirrorTailer:
             except OSError as e:  # an I/O error mid-read: what was read so far is kept
                 items.extend(self._open_gap(_why(e)))
         return items
+
+    def recheck(self) -> list[LogItem]:
+        """`check()`, unless the path's stat (device, inode, size, mode, mtime, ctime) is what
+        it was at the last check: an idle mirror's poll then costs one `os.stat`, no open and
+        no read. A gap is checked whole (it closes on a read). A rewrite keeping the size
+        within one timestamp tick of that stat is missed here; the watcher's event reads it."""
+        if self._gap is None and self._stat is not None and _stat_of(self._path) == self._stat:
+            return []
+        return self.check()
 
     def _open_gap(self, reason: str) -> list[LogItem]:
         if self._gap is not None:
@@ -187,8 +200,9 @@ class MirrorTailer:
     async def follow(self, stop: asyncio.Event | None = None) -> AsyncIterator[list[LogItem]]:
         """Yield non-empty batches of new lines (and resets) until `stop` is set.
 
-        Checks on every directory event for the file and every `poll_s` seconds. When `stop`
-        is set, one last check runs so lines already written are not lost.
+        Checks on every directory event for the file (`check`) and every `poll_s` seconds
+        (`recheck`: a stat while nothing changed). When `stop` is set, one last check runs so
+        lines already written are not lost.
         """
         stop = stop if stop is not None else asyncio.Event()
         wake = asyncio.Event()
@@ -199,12 +213,13 @@ class MirrorTailer:
             asyncio.create_task(self._watch(wake, halt)),
             asyncio.create_task(_relay(stop, wake)),
         ]
+        woken = True  # the first check reads
         try:
             while not stop.is_set():
                 wake.clear()  # before the check: an event arriving during it wakes us again
-                if batch := self.check():
+                if batch := self.check() if woken else self.recheck():
                     yield batch
-                await _wait(wake, self._poll_s)
+                woken = await _wait(wake, self._poll_s)
             if batch := self.check():
                 yield batch
         finally:
@@ -296,6 +311,19 @@ def _named(name: str) -> Callable[[Change, str], bool]:
     return lambda _change, path: Path(path).name == name
 
 
+_Stat = tuple[int, int, int, int, int, int]
+"""What `recheck` compares: (device, inode, size, mode, mtime ns, ctime ns)."""
+
+
+def _stat_of(path: Path) -> _Stat | None:
+    """The path's stat (following symlinks), None if it cannot be taken (absent, no access)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def _identity(directory: Path) -> tuple[int, int] | None:
     try:
         stat = directory.stat()
@@ -309,9 +337,11 @@ async def _relay(stop: asyncio.Event, wake: asyncio.Event) -> None:
     wake.set()
 
 
-async def _wait(event: asyncio.Event, timeout_s: float) -> None:
+async def _wait(event: asyncio.Event, timeout_s: float) -> bool:
+    """Whether `event` was set within `timeout_s`."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(event.wait(), timeout_s)
+    return event.is_set()
 
 
 async def _finish(tasks: list[asyncio.Task[None]]) -> None:

@@ -8,9 +8,11 @@ import os
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
+from anemon.sources import mirror
 from anemon.sources.items import LogItem, LogReset
 from anemon.sources.mirror import MirrorTailer
 from anemon.sources.refresh import WINDOW
@@ -395,3 +397,42 @@ async def test_closing_follow_early_leaves_stop_unset(log_path: Path) -> None:
     stop = asyncio.Event()
     assert await collect(MirrorTailer(log_path), stop, 1) == ["one"]
     assert not stop.is_set()
+
+
+async def test_an_idle_mirror_is_polled_with_a_stat_not_a_read(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polls (no watcher event) whose stat of the path is unchanged open nothing: the idle
+    dashboard's once-a-second re-check is one os.stat; a poll after an append reads it."""
+    log_path.write_bytes(b"one\n")
+    opened: list[Path] = []
+    real_open = mirror._open_regular
+
+    def counted_open(path: Path) -> BinaryIO:
+        opened.append(path)
+        return real_open(path)
+
+    stop = asyncio.Event()
+    polls = 0
+
+    async def times_out(event: asyncio.Event, timeout_s: float) -> bool:
+        """Every wait ends by its timeout (the poll path), at once."""
+        nonlocal polls
+        polls += 1
+        if polls == 5:
+            append(log_path, b"two\n")
+        if polls == 8:
+            stop.set()
+        await asyncio.sleep(0)
+        return False
+
+    async def no_watcher(self: MirrorTailer, wake: asyncio.Event, halt: asyncio.Event) -> None:
+        await halt.wait()
+
+    monkeypatch.setattr(mirror, "_open_regular", counted_open)
+    monkeypatch.setattr(mirror, "_wait", times_out)
+    monkeypatch.setattr(MirrorTailer, "_watch", no_watcher)
+    async with asyncio.timeout(10):
+        batches = [batch async for batch in MirrorTailer(log_path).follow(stop)]
+    assert batches == [["one"], ["two"]]
+    assert len(opened) == 3  # the first check, the poll after the append, the last at stop
