@@ -47,6 +47,11 @@ class Column:
         self._buffer[n] = value
         self._n = n + 1
 
+    def replace_last(self, value: float) -> None:
+        """The last value, changed in a new buffer (views of the old one keep theirs)."""
+        self._buffer = self._buffer.copy()
+        self._buffer[self._n - 1] = value
+
     @property
     def view(self) -> np.ndarray:
         view = self._buffer[: self._n]

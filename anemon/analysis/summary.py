@@ -25,7 +25,7 @@ from anemon.analysis.sustained import (
     total,
     where,
 )
-from anemon.analysis.system_load import STALE_NOTE, LoadSteps
+from anemon.analysis.system_load import STALE_NOTE, LoadReadings, LoadSteps
 from anemon.events import SUMMARY_VERSION, CrashEvent, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 from anemon.store.session import BATTERY_CODES, PROCESS_FIELDS
@@ -365,8 +365,7 @@ class EnergyReadings:
         self._plugged = Column(dtype=bool)
         self._plugged_t = TimeSeries()
         self._power = TimeSeries()
-        self._load = {name: Column() for name in ("t", "load_w", "changed")}
-        """The readings that have a load (`LoadSteps.of` reads only those)."""
+        self._load = LoadReadings()
         self._battery = TimeSeries()
         self._process = {name: TimeSeries() for name in PROCESS_FIELDS}
         self._arrays: ReadingArrays | None = None
@@ -404,9 +403,7 @@ class EnergyReadings:
                 self._power.add(t, power_w)
         load_w = _finite(event.load_w)
         if t == t and load_w == load_w:
-            self._load["t"].append(t)
-            self._load["load_w"].append(load_w)
-            self._load["changed"].append(_finite(event.load_changed_t))
+            self._load.add(t, load_w, _finite(event.load_changed_t))
         for name, series in self._process.items():
             value = _finite(getattr(event, name))
             if t == t and value == value:
@@ -421,7 +418,7 @@ class EnergyReadings:
                 t=self._t.view, plugged=self._plugged.view,
                 plugged_t=self._plugged_t.t, power_t=power.t, power_w=power.value,
                 hold_s=power.hold_s, battery_t=battery.t, battery=battery.value,
-                load=LoadSteps.of(load["t"].view, load["load_w"].view, load["changed"].view),
+                load=load.steps,
                 process={name: Samples(s.t, s.value, s.hold_s)
                          for name, s in self._process.items()},
             )  # fmt: skip

@@ -46,6 +46,20 @@ def test_a_reading_is_appended_in_place_not_copied_with_those_before() -> None:
     assert not later.power_t.flags.writeable
 
 
+def test_a_load_reading_is_appended_in_place_too() -> None:
+    session, readings = Session(), EnergyReadings()
+    steps = []
+    for t, changed in ((1.0, 0.0), (2.0, 0.0), (3.0, 2.5), (4.0, 3.5)):
+        session.add(TelemetryEvent(t=t, wall=t, load_w=t, load_changed_t=changed, plugged=True))
+        readings.update(session)
+        steps.append(readings.arrays.load)
+    assert np.shares_memory(steps[0].seen_t, steps[-1].seen_t)
+    assert np.shares_memory(steps[2].t, steps[-1].t)
+    assert (steps[-1].t.tolist(), steps[-1].w.tolist()) == ([0.0, 2.5, 3.5], [2.0, 3.0, 4.0])
+    assert steps[0].w.tolist() == [1.0]  # the change's value then, kept in its view
+    assert (steps[-1].refresh_s, steps[-1].hold_s) == (1.0, 2.0)
+
+
 def test_a_column_doubles_when_full_and_leaves_its_views_as_they_were() -> None:
     column = Column()
     capacities = set()
@@ -135,7 +149,7 @@ def generated(seed: int) -> list[Event]:
             t=at, wall=at, power_w=rng.choice((None, 2.5 + rng.random())),
             charging=charging, plugged=charging, battery=rng.choice((None, 90.0 - i / 50)),
             load_w=4.0 + rng.random() if charging else None,
-            load_changed_t=at - rng.choice((0.0, 5.0)) if charging else None,
+            load_changed_t=rng.choice((at, at - 5.0, at // 10 * 10, None)) if charging else None,
             mem_gb=rng.choice((None, 1.0 + rng.random())), cpu_pct=rng.choice((None, 95.0)),
             gpu_pct=rng.choice((None, 10.0 * rng.random())),
         ))  # fmt: skip
