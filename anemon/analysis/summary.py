@@ -597,7 +597,10 @@ def _value_at(s: Samples, at: float) -> float | None:
     if not len(t):
         return None
     if t[0] <= at <= t[-1]:
-        return float(np.interp(at, t, s.value))
+        # over the reading at or before `at` and the next only: np.interp reads all it is
+        # given (its cost grew with a long session), and its figure comes from those two
+        first = int(t.searchsorted(at, "right")) - 1
+        return float(np.interp(at, t[first : first + 2], s.value[first : first + 2]))
     nearest = 0 if at < t[0] else -1
     return float(s.value[nearest]) if abs(t[nearest] - at) <= s.hold_s else None
 

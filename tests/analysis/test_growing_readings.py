@@ -15,6 +15,7 @@ from anemon.analysis.summary import (
     ReadingArrays,
     Samples,
     Spans,
+    _value_at,
     energy_figures,
     process_figures,
 )
@@ -201,3 +202,15 @@ def test_the_figures_of_generated_sessions_are_the_old_ways() -> None:
             assert process_figures(spans, new) == process_figures(spans, old)
             figured += energy_figures(spans, new, tokens).energy_j is not None
         assert figured  # some arm has figures, not only notes
+
+
+def test_a_value_between_readings_is_np_interps_over_them_all() -> None:
+    """`_value_at` interpolates over the two readings around a time only: the same float as
+    np.interp over every reading, at a reading's own time, between, and at equal times."""
+    rng = random.Random(3)
+    t = np.cumsum([rng.choice((0.0, 0.5, 1.0, 1.7)) for _ in range(300)])
+    value = np.array([rng.choice((-1.0, 2.5, 3.0 + rng.random())) for _ in range(300)])
+    samples = Samples(t, value, 0.0)
+    times = [*t.tolist(), *(t[:-1] + np.diff(t) * rng.random()).tolist(), t[0], t[-1]]
+    for at in times:
+        assert _value_at(samples, at) == float(np.interp(at, t, value))
