@@ -43,7 +43,7 @@ def session(seconds: int) -> Session:
     for second in range(1, seconds + 1):
         events.append(reading(float(second)))
         if second % TRIAL_S < 1:
-            at = second + 0.5
+            at = second - 0.5  # read after the host reading at `second`, as in a live feed
             events.append(TrialEvent(t=at, wall=at, arm=arm(second), trial=second,
                                      decode_tps=50.0, gen=100, battery=80.0))  # fmt: skip
     return Session.from_events(events)

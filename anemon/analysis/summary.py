@@ -363,10 +363,10 @@ class EnergyReadings:
     def __init__(self) -> None:
         self._t = Column()
         self._plugged = Column(dtype=bool)
-        self._plugged_t = TimeSeries()
+        self._plugged_t = TimeSeries(gaps=False)
         self._power = TimeSeries()
         self._load = LoadReadings()
-        self._battery = TimeSeries()
+        self._battery = TimeSeries(gaps=False)
         self._process = {name: TimeSeries() for name in PROCESS_FIELDS}
         self._arrays: ReadingArrays | None = None
 
