@@ -149,9 +149,11 @@ def main() -> None:
     for run in range(runs):
         done = subprocess.run(
             [sys.executable, __file__, "--one", str(window), "--hours", str(args.hours)],
-            capture_output=True, text=True, check=True,
+            capture_output=True, text=True,
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
         )  # fmt: skip
+        if done.returncode:  # the run's own error, not only its exit status
+            sys.exit(f"run {run + 1} failed (exit status {done.returncode}):\n{done.stderr}")
         line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
         print(f"run {run + 1}: {line.removeprefix('RESULT ')}")
         pairs = (p.split("=") for p in line.split()[1:])

@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, SupportsFloat
 
 import numpy as np
 
+from anemon.analysis.growing import Column, TimeSeries
 from anemon.analysis.reported import Reported
 from anemon.analysis.sustained import (
     SMALL,
@@ -20,13 +20,12 @@ from anemon.analysis.sustained import (
     Values,
     at_least,
     elapsed,
-    median,
     present,
     sustained_figures,
     total,
     where,
 )
-from anemon.analysis.system_load import STALE_NOTE, LoadSteps
+from anemon.analysis.system_load import STALE_NOTE, LoadReadings, LoadSteps
 from anemon.events import SUMMARY_VERSION, CrashEvent, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 from anemon.store.session import BATTERY_CODES, PROCESS_FIELDS
@@ -349,34 +348,26 @@ class Samples:
     value: np.ndarray
     hold_s: float
 
-    @classmethod
-    def of(cls, t: np.ndarray, value: np.ndarray) -> Samples:
-        present = ~np.isnan(t) & ~np.isnan(value)
-        t, value = t[present], value[present]
-        order = _time_order(t)
-        t, value = t[order], value[order]
-        gaps = np.diff(t)
-        return cls(t, value, 2 * median(gaps) if len(gaps) else 0.0)
-
 
 class EnergyReadings:
     """The readings the energy figures use: the host's device power and plugged state
     (telemetry) and every battery reading (`Session.battery`). `update` reads only what came
-    since (the live arms table keeps one).
+    since (the live arms table keeps one), each into buffers that grow in place
+    (`analysis.growing`): `arrays` are views of them, so a 12-hour session's figures cost
+    what its first minute's did (copied and sorted each second, they grew with it).
 
     `power_w` is NaN where a reading had no power (devicectl, an older iOS, an IORegistry
     without current or voltage); `plugged` is true where the reading said charging or plugged
     (the v2 fields, or a version-1 recording's `battery_state`)."""
 
     def __init__(self) -> None:
-        self._t = array("d")
-        self._power_w = array("d")
-        self._plugged = array("b")
-        self._load_w = array("d")
-        self._load_changed = array("d")
-        self._battery_t = array("d")
-        self._battery = array("d")
-        self._process = {name: array("d") for name in PROCESS_FIELDS}
+        self._t = Column()
+        self._plugged = Column(dtype=bool)
+        self._plugged_t = TimeSeries(gaps=False)
+        self._power = TimeSeries()
+        self._load = LoadReadings()
+        self._battery = TimeSeries(gaps=False)
+        self._process = {name: TimeSeries() for name in PROCESS_FIELDS}
         self._arrays: ReadingArrays | None = None
 
     @classmethod
@@ -386,68 +377,52 @@ class EnergyReadings:
         return readings
 
     def __len__(self) -> int:
-        return len(self._t) + len(self._battery_t)
+        return len(self._t) + len(self._battery)
 
     def update(self, session: Session) -> None:
         """Read the readings past those already read (a session's only ever grow)."""
         telemetry, battery = session.telemetry, session.battery
-        if len(telemetry) <= len(self._t) and len(battery.t) <= len(self._battery_t):
+        if len(telemetry) <= len(self._t) and len(battery.t) <= len(self._battery):
             return
         for event in telemetry[len(self._t) :]:
-            self._t.append(_finite(event.t))
-            self._power_w.append(_finite(event.power_w))
-            self._plugged.append(_says_plugged(event))
-            self._load_w.append(_finite(event.load_w))
-            self._load_changed.append(_finite(event.load_changed_t))
-            for name, values in self._process.items():
-                values.append(_finite(getattr(event, name)))
-        seen = len(self._battery_t)
-        self._battery_t.extend(battery.t[seen:])
-        self._battery.extend(battery.value[seen:])
+            self._add(event)
+        seen = len(self._battery)
+        for t, value in zip(battery.t[seen:], battery.value[seen:], strict=True):
+            self._battery.add(t, value)
         self._arrays = None
+
+    def _add(self, event: TelemetryEvent) -> None:
+        """One host reading into each buffer that takes it (as `_copy` once masked them)."""
+        t, power_w, plugged = _finite(event.t), _finite(event.power_w), _says_plugged(event)
+        self._t.append(t)
+        self._plugged.append(plugged)
+        if t == t:  # not NaN
+            if plugged:
+                self._plugged_t.add(t, 1.0)
+            elif power_w == power_w:  # a reading while charging is the charger's: no power
+                self._power.add(t, power_w)
+        load_w = _finite(event.load_w)
+        if t == t and load_w == load_w:
+            self._load.add(t, load_w, _finite(event.load_changed_t))
+        for name, series in self._process.items():
+            value = _finite(getattr(event, name))
+            if t == t and value == value:
+                series.add(t, value)
 
     @property
     def arrays(self) -> ReadingArrays:
-        """The readings as arrays (copies: the buffers stay free to grow)."""
+        """The readings as arrays (views of the buffers' filled parts, which never change)."""
         if self._arrays is None:
-            self._arrays = self._copy()
+            power, battery, load = self._power, self._battery, self._load
+            self._arrays = ReadingArrays(
+                t=self._t.view, plugged=self._plugged.view,
+                plugged_t=self._plugged_t.t, power_t=power.t, power_w=power.value,
+                hold_s=power.hold_s, battery_t=battery.t, battery=battery.value,
+                load=load.steps,
+                process={name: Samples(s.t, s.value, s.hold_s)
+                         for name, s in self._process.items()},
+            )  # fmt: skip
         return self._arrays
-
-    def _copy(self) -> ReadingArrays:
-        t = _floats(self._t)
-        power_w = _floats(self._power_w)
-        plugged = np.array(self._plugged, dtype=bool)
-        # a reading while charging is the charger's current, not the load: never a power
-        present = ~np.isnan(power_w) & ~np.isnan(t) & ~plugged
-        order = _time_order(t[present])
-        power_t, power = t[present][order], power_w[present][order]
-        gaps = np.diff(power_t)
-        battery_t = _floats(self._battery_t)
-        by_time = _time_order(battery_t)
-        return ReadingArrays(
-            t=t, plugged=plugged, plugged_t=np.sort(t[plugged & ~np.isnan(t)]),
-            power_t=power_t, power_w=power,
-            hold_s=2 * median(gaps) if len(gaps) else 0.0, battery_t=battery_t[by_time],
-            battery=_floats(self._battery)[by_time],
-            load=LoadSteps.of(t, _floats(self._load_w), _floats(self._load_changed)),
-            process={name: Samples.of(t, _floats(values))
-                     for name, values in self._process.items()},
-        )  # fmt: skip
-
-
-def _floats(values: array) -> np.ndarray:
-    """A copy of an `array('d')` as numpy's: through its buffer (`np.array` reads it value by
-    value, ~0.5 ms for a 12-hour session's 86,400 readings, ten times per copy each second)."""
-    return np.frombuffer(values, dtype=float).copy() if len(values) else np.empty(0)
-
-
-def _time_order(t: np.ndarray) -> np.ndarray | slice:
-    """`t`'s stable order by time: all of it as it is, without a sort, when it is in order
-    already (a session's readings come so; sorted anew each second, a long session's cost
-    grew with it)."""
-    if len(t) < 2 or bool(np.all(t[1:] >= t[:-1])):
-        return slice(None)
-    return np.argsort(t, kind="stable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -622,7 +597,10 @@ def _value_at(s: Samples, at: float) -> float | None:
     if not len(t):
         return None
     if t[0] <= at <= t[-1]:
-        return float(np.interp(at, t, s.value))
+        # over the reading at or before `at` and the next only: np.interp reads all it is
+        # given (its cost grew with a long session), and its figure comes from those two
+        first = int(t.searchsorted(at, "right")) - 1
+        return float(np.interp(at, t[first : first + 2], s.value[first : first + 2]))
     nearest = 0 if at < t[0] else -1
     return float(s.value[nearest]) if abs(t[nearest] - at) <= s.hold_s else None
 

@@ -10,10 +10,12 @@ each reading of it. A value held for an hour or more is stale: it gives no figur
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from anemon.analysis.growing import Column, GapMedian, TimeSeries
 from anemon.analysis.sustained import median
 
 STALE_S = 3600.0
@@ -95,6 +97,60 @@ class LoadSteps:
         if at < 0 and len(self.t) and self.t[0] <= lo + self.hold_s:
             return 0
         return at
+
+
+class LoadReadings:
+    """The readings with a load as they come, their `steps` grown in place (as
+    `analysis.growing`'s buffers are): a 12-hour plugged-in session's load read every second
+    costs what its first minute's did. A reading whose change came before the last step's is
+    out of order: the steps are made again from every reading (`LoadSteps.of`)."""
+
+    __slots__ = ("_changed", "_readings", "_refresh", "_seen", "_w")
+
+    def __init__(self) -> None:
+        self._readings = {name: Column() for name in ("t", "load_w", "changed")}
+        """Every reading as it came (what `LoadSteps.of` makes the steps again from)."""
+        self._seen = TimeSeries()
+        self._changed = Column()
+        self._w = Column()
+        self._refresh = GapMedian()
+        """The gaps between the changes after the first (`LoadSteps.refresh_s`)."""
+
+    def add(self, t: float, load_w: float, changed_t: float) -> None:
+        """A reading with a load (neither `t` nor `load_w` NaN; `changed_t` NaN: none)."""
+        for column, value in zip(self._readings.values(), (t, load_w, changed_t), strict=True):
+            column.append(value)
+        self._seen.add(t, load_w)
+        changed = t if math.isnan(changed_t) else changed_t
+        steps = len(self._changed)
+        last = float(self._changed.view[-1]) if steps else -math.inf
+        if changed == last:  # the change's latest reading carries its value
+            if not _same(load_w, float(self._w.view[-1])):
+                self._w.replace_last(load_w)
+        elif changed > last:
+            if steps >= 2:
+                self._refresh.add(changed - last)
+            self._changed.append(changed)
+            self._w.append(load_w)
+        else:
+            self._again()
+
+    def _again(self) -> None:
+        readings = self._readings
+        steps = LoadSteps.of(readings["t"].view, readings["load_w"].view, readings["changed"].view)
+        self._changed, self._w = Column(steps.t), Column(steps.w)
+        self._refresh = GapMedian(steps.t[1:])
+
+    @property
+    def steps(self) -> LoadSteps:
+        """The steps so far: views of buffers whose filled parts never change."""
+        return LoadSteps(self._changed.view, self._w.view, self._seen.t, self._seen.hold_s,
+                         self._refresh.median())  # fmt: skip
+
+
+def _same(a: float, b: float) -> bool:
+    """The same float, up to the sign of a zero (which `LoadSteps.of` would keep)."""
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def _seconds(value: float) -> str:

@@ -1,0 +1,143 @@
+"""Readings kept in numpy buffers that grow in place, for the live arms table's energy figures.
+
+A 12-hour session reads power and the app's process every second: 86,400 readings. Copied
+into fresh arrays and sorted each second, the figures cost ~9 ms a copy at hour 12 against
+nothing at minute 1. Here each reading is put once into a buffer that doubles when full (an
+amortised append), and the arrays handed out are views of the buffers' filled part: an entry
+once filled is never written again (an out-of-order reading is put into new buffers), so a
+view handed to a worker thread stays as it was while the loop goes on appending.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+_FIRST = 64
+"""A buffer's first capacity (it doubles from there)."""
+
+
+class Column:
+    """Values appended in place (float64 unless `dtype`); `view` is the filled part,
+    read-only."""
+
+    __slots__ = ("_buffer", "_n")
+
+    def __init__(self, values: np.ndarray | None = None, dtype: type = float) -> None:
+        n = 0 if values is None else len(values)
+        self._buffer: np.ndarray = np.empty(max(_FIRST, 2 * n), dtype=dtype)
+        if values is not None:
+            self._buffer[:n] = values
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def capacity(self) -> int:
+        return len(self._buffer)
+
+    def append(self, value: float) -> None:
+        n = self._n
+        if n == len(self._buffer):  # a new buffer: views of the old one keep their values
+            bigger = np.empty(2 * n, dtype=self._buffer.dtype)
+            bigger[:n] = self._buffer
+            self._buffer = bigger
+        self._buffer[n] = value
+        self._n = n + 1
+
+    def replace_last(self, value: float) -> None:
+        """The last value, changed in a new buffer (views of the old one keep theirs)."""
+        self._buffer = self._buffer.copy()
+        self._buffer[self._n - 1] = value
+
+    @property
+    def view(self) -> np.ndarray:
+        view = self._buffer[: self._n]
+        view.flags.writeable = False
+        return view
+
+
+class GapMedian:
+    """The median of the gaps between sorted times, kept as they come (two heaps): the same
+    float as `sustained.median(np.diff(t))`, the mean of the middle one or two."""
+
+    __slots__ = ("_high", "_low")
+
+    def __init__(self, t: np.ndarray | None = None) -> None:
+        gaps = np.sort(np.diff(t)) if t is not None else np.empty(0)
+        low = (len(gaps) + 1) // 2  # the smaller half, one more when odd
+        # sorted lists are heaps already: made in numpy, not pushed one by one
+        self._low: list[float] = (-gaps[:low][::-1]).tolist()  # negated (a max-heap)
+        self._high: list[float] = gaps[low:].tolist()
+
+    def add(self, gap: float) -> None:
+        if self._low and gap > -self._low[0]:
+            heapq.heappush(self._high, gap)
+        else:
+            heapq.heappush(self._low, -gap)
+        if len(self._low) > len(self._high) + 1:
+            heapq.heappush(self._high, -heapq.heappop(self._low))
+        elif len(self._high) > len(self._low):
+            heapq.heappush(self._low, -heapq.heappop(self._high))
+
+    def median(self) -> float | None:
+        """None before any gap."""
+        if not self._low:
+            return None
+        if len(self._low) > len(self._high):
+            return -self._low[0]
+        return (-self._low[0] + self._high[0]) / 2
+
+
+class TimeSeries:
+    """Values by time, in stable time order (as `np.argsort(kind="stable")` puts them: a
+    later reading at an equal time after the earlier; NaN times last), and with `gaps` their
+    gaps' median. A reading in order is an append; one out of order makes new buffers (a
+    trial's battery reading may come after a host reading of a later time: a copy in numpy,
+    ~0.1 ms at 86,400 readings)."""
+
+    __slots__ = ("_gaps", "_t", "_value")
+
+    def __init__(self, gaps: bool = True) -> None:
+        self._t = Column()
+        self._value = Column()
+        self._gaps = GapMedian() if gaps else None
+
+    def __len__(self) -> int:
+        return len(self._t)
+
+    def add(self, t: float, value: float) -> None:
+        n = len(self._t)
+        if n:
+            last = float(self._t.view[-1])
+            if not t >= last:  # out of order (or after a NaN time): put it in its place
+                self._insert(t, value)
+                return
+            if self._gaps is not None:
+                self._gaps.add(t - last)
+        self._t.append(t)
+        self._value.append(value)
+
+    def _insert(self, t: float, value: float) -> None:
+        times = self._t.view
+        at = int(times.searchsorted(t, "right"))
+        times = np.insert(times, at, t)
+        self._t, self._value = Column(times), Column(np.insert(self._value.view, at, value))
+        if self._gaps is not None:
+            self._gaps = GapMedian(times)
+
+    @property
+    def t(self) -> np.ndarray:
+        return self._t.view
+
+    @property
+    def value(self) -> np.ndarray:
+        return self._value.view
+
+    @property
+    def hold_s(self) -> float:
+        """2 x the median gap; 0 with fewer than two readings (or without `gaps`)."""
+        median = None if self._gaps is None else self._gaps.median()
+        return 0.0 if median is None else 2 * median

@@ -1,0 +1,216 @@
+"""The energy readings kept in buffers that grow in place (analysis/growing.py): a reading
+is an append, never a copy of those before, and the arrays are those the figures read when
+they were masked and sorted anew from all the readings (checked here against that way, on
+generated sessions with out-of-order, missing, charging, load and process readings)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from anemon.analysis.growing import Column, GapMedian, TimeSeries
+from anemon.analysis.summary import (
+    EnergyReadings,
+    ReadingArrays,
+    Samples,
+    Spans,
+    _value_at,
+    energy_figures,
+    process_figures,
+)
+from anemon.analysis.sustained import median
+from anemon.analysis.system_load import LoadSteps
+from anemon.events import Event, TelemetryEvent, TrialEvent
+from anemon.store import Session
+from anemon.store.session import PROCESS_FIELDS
+
+
+def reading(t: float, watts: float = 3.0) -> TelemetryEvent:
+    return TelemetryEvent(t=t, wall=t, power_w=watts, battery=80.0, cpu_pct=90.0)
+
+
+def test_a_reading_is_appended_in_place_not_copied_with_those_before() -> None:
+    session, readings = Session(), EnergyReadings()
+    session.add(reading(1.0))
+    readings.update(session)
+    first = readings.arrays
+    for t in (2.0, 3.0):
+        session.add(reading(t))
+        readings.update(session)
+    later = readings.arrays
+    # the same buffer, not a copy (the old way copied every reading each second)
+    assert np.shares_memory(first.power_t, later.power_t)
+    assert np.shares_memory(first.process["cpu_pct"].t, later.process["cpu_pct"].t)
+    assert np.shares_memory(first.battery_t, later.battery_t)
+    assert first.power_t.tolist() == [1.0] and later.power_t.tolist() == [1.0, 2.0, 3.0]
+    assert not later.power_t.flags.writeable
+
+
+def test_a_load_reading_is_appended_in_place_too() -> None:
+    session, readings = Session(), EnergyReadings()
+    steps = []
+    for t, changed in ((1.0, 0.0), (2.0, 0.0), (3.0, 2.5), (4.0, 3.5)):
+        session.add(TelemetryEvent(t=t, wall=t, load_w=t, load_changed_t=changed, plugged=True))
+        readings.update(session)
+        steps.append(readings.arrays.load)
+    assert np.shares_memory(steps[0].seen_t, steps[-1].seen_t)
+    assert np.shares_memory(steps[2].t, steps[-1].t)
+    assert (steps[-1].t.tolist(), steps[-1].w.tolist()) == ([0.0, 2.5, 3.5], [2.0, 3.0, 4.0])
+    assert steps[0].w.tolist() == [1.0]  # the change's value then, kept in its view
+    assert (steps[-1].refresh_s, steps[-1].hold_s) == (1.0, 2.0)
+
+
+def test_a_column_doubles_when_full_and_leaves_its_views_as_they_were() -> None:
+    column = Column()
+    capacities = set()
+    for value in range(1000):
+        column.append(float(value))
+        capacities.add(column.capacity)
+    assert sorted(capacities) == [64, 128, 256, 512, 1024]  # ten appends' copies, not 1000
+    before = column.view
+    column.append(-1.0)
+    assert before.tolist() == [float(v) for v in range(1000)]
+
+
+def test_an_out_of_order_reading_makes_new_buffers_leaving_the_old_views() -> None:
+    series = TimeSeries()
+    for t, value in ((1.0, 10.0), (3.0, 30.0), (3.0, 31.0)):
+        series.add(t, value)
+    t_before, value_before = series.t, series.value
+    series.add(2.0, 20.0)
+    series.add(3.0, 32.0)
+    assert (series.t.tolist(), series.value.tolist()) == (
+        [1.0, 2.0, 3.0, 3.0, 3.0], [10.0, 20.0, 30.0, 31.0, 32.0]
+    )  # fmt: skip
+    assert (t_before.tolist(), value_before.tolist()) == ([1.0, 3.0, 3.0], [10.0, 30.0, 31.0])
+
+
+def test_the_gaps_median_is_the_medians_float() -> None:
+    rng = random.Random(7)
+    for size in (1, 2, 3, 4, 10, 101):
+        t = np.cumsum([rng.choice((0.0, 0.5, 1.0, 1.1, 2.0, 3.3)) for _ in range(size)])
+        gaps = GapMedian()
+        for gap in np.diff(t).tolist():
+            gaps.add(gap)
+        expected = median(np.diff(t)) if size > 1 else None
+        assert gaps.median() == expected == GapMedian(t).median()
+
+
+# --- the old way, as summary.py figured it before: every reading masked and sorted anew ----
+
+
+def _order(t: np.ndarray) -> np.ndarray:
+    return np.argsort(t, kind="stable")
+
+
+def _samples(t: np.ndarray, value: np.ndarray) -> Samples:
+    present = ~np.isnan(t) & ~np.isnan(value)
+    t, value = t[present], value[present]
+    order = _order(t)
+    gaps = np.diff(t[order])
+    return Samples(t[order], value[order], 2 * median(gaps) if len(gaps) else 0.0)
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, float) else np.nan
+
+
+def old_arrays(session: Session) -> ReadingArrays:
+    """What `EnergyReadings.arrays` gave when it copied and sorted all readings."""
+    events = list(session.telemetry)
+    t = np.array([_number(e.t) for e in events])
+    power_w = np.array([_number(e.power_w) for e in events])
+    plugged = np.array([e.charging is True or e.plugged is True for e in events], dtype=bool)
+    power = _samples(np.where(plugged, np.nan, t), power_w)
+    battery_t, battery = np.array(session.battery.t), np.array(session.battery.value)
+    by_time = _order(battery_t)
+    return ReadingArrays(
+        t=t, plugged=plugged, plugged_t=np.sort(t[plugged & ~np.isnan(t)]),
+        power_t=power.t, power_w=power.value, hold_s=power.hold_s,
+        battery_t=battery_t[by_time], battery=battery[by_time],
+        load=LoadSteps.of(t, np.array([_number(e.load_w) for e in events]),
+                          np.array([_number(e.load_changed_t) for e in events])),
+        process={name: _samples(t, np.array([_number(getattr(e, name)) for e in events]))
+                 for name in PROCESS_FIELDS},
+    )  # fmt: skip
+
+
+def generated(seed: int) -> list[Event]:
+    """A session of trials and readings: some late, some at equal times, some without
+    power, some charging (with a system load), some with the app's process."""
+    rng = random.Random(seed)
+    events: list[Event] = []
+    t = 0.0
+    for i in range(400):
+        t += rng.choice((0.0, 0.5, 1.0, 1.0, 1.0, 1.5))
+        at = t - rng.choice((0.0, 0.0, 0.0, 0.0, 2.5, 7.0))  # a late reading now and then
+        charging = i >= 300 and rng.random() < 0.7  # the last arm's
+        events.append(TelemetryEvent(
+            t=at, wall=at, power_w=rng.choice((None, 2.5 + rng.random())),
+            charging=charging, plugged=charging, battery=rng.choice((None, 90.0 - i / 50)),
+            load_w=4.0 + rng.random() if charging else None,
+            load_changed_t=rng.choice((at, at - 5.0, at // 10 * 10, None)) if charging else None,
+            mem_gb=rng.choice((None, 1.0 + rng.random())), cpu_pct=rng.choice((None, 95.0)),
+            gpu_pct=rng.choice((None, 10.0 * rng.random())),
+        ))  # fmt: skip
+        if i % 5 == 0:
+            events.append(TrialEvent(
+                t=t, wall=t, arm=f"arm{i // 100}", trial=i, decode_tps=50.0, gen=100,
+                battery=90.0 - i / 50, battery_state="unplugged", thermal=1,
+            ))  # fmt: skip
+    return events
+
+
+def assert_same(new: ReadingArrays, old: ReadingArrays) -> None:
+    for name in ("t", "plugged", "plugged_t", "power_t", "power_w", "battery_t", "battery"):
+        assert np.array_equal(getattr(new, name), getattr(old, name), equal_nan=True), name
+    assert new.hold_s == old.hold_s
+    for name in ("t", "w", "seen_t"):
+        assert np.array_equal(getattr(new.load, name), getattr(old.load, name)), name
+    assert (new.load.hold_s, new.load.refresh_s) == (old.load.hold_s, old.load.refresh_s)
+    for name, samples in new.process.items():
+        was = old.process[name]
+        assert np.array_equal(samples.t, was.t) and np.array_equal(samples.value, was.value)
+        assert samples.hold_s == was.hold_s, name
+
+
+def test_the_arrays_are_the_old_ways_read_at_once_or_as_they_came() -> None:
+    for seed in range(6):
+        events = generated(seed)
+        session, live = Session(), EnergyReadings()
+        for i, event in enumerate(events):
+            session.add(event)
+            if i % 7 == 0:  # the live table reads every second, a few readings each time
+                live.update(session)
+                assert_same(live.arrays, old_arrays(session))
+        live.update(session)
+        assert_same(live.arrays, old_arrays(session))
+        assert_same(EnergyReadings.of(session).arrays, old_arrays(session))
+
+
+def test_the_figures_of_generated_sessions_are_the_old_ways() -> None:
+    for seed in range(6):
+        session = Session.from_events(generated(seed))
+        new = EnergyReadings.of(session)
+        old = EnergyReadings()
+        old._arrays = old_arrays(session)  # the figures read through `arrays`, as given here
+        figured = 0
+        for arm in session.arms.values():
+            spans, tokens = Spans.of(arm), 100 * len(arm)
+            assert energy_figures(spans, new, tokens) == energy_figures(spans, old, tokens)
+            assert process_figures(spans, new) == process_figures(spans, old)
+            figured += energy_figures(spans, new, tokens).energy_j is not None
+        assert figured  # some arm has figures, not only notes
+
+
+def test_a_value_between_readings_is_np_interps_over_them_all() -> None:
+    """`_value_at` interpolates over the two readings around a time only: the same float as
+    np.interp over every reading, at a reading's own time, between, and at equal times."""
+    rng = random.Random(3)
+    t = np.cumsum([rng.choice((0.0, 0.5, 1.0, 1.7)) for _ in range(300)])
+    value = np.array([rng.choice((-1.0, 2.5, 3.0 + rng.random())) for _ in range(300)])
+    samples = Samples(t, value, 0.0)
+    times = [*t.tolist(), *(t[:-1] + np.diff(t) * rng.random()).tolist(), t[0], t[-1]]
+    for at in times:
+        assert _value_at(samples, at) == float(np.interp(at, t, value))
