@@ -8,13 +8,14 @@ tests/test_library_internals.py, when a module but this one names a private of T
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.style import Style
     from textual.app import App
+    from textual.cache import LRUCache
     from textual.css.model import RuleSet
     from textual.css.stylesheet import Stylesheet
     from textual.dom import DOMNode
@@ -38,6 +39,33 @@ def clear_render_caches(table: DataTable[Any]) -> None:
     `update_cell` makes them stale (their keys hold the update count), yet they stay until
     the LRU caches are full."""
     table._clear_caches()
+
+
+def put_row_cells(table: DataTable[Any], row: str, values: Mapping[str, object]) -> None:
+    """Put `values` (by column key) in row `row` and draw that row alone again, the other
+    rows' cached renders left standing; the caller knows the columns' widths hold. Textual's
+    `update_cell` counts an update (`_update_count`), which is part of every render cache's
+    key (`_row_render_cache`, `_cell_render_cache`, `_row_renderable_cache`, `_line_cache`):
+    one cell's change re-rendered every row. Here the values go into `_data`, the row's own
+    entries leave those caches (keyed by its row key, its index, its lines' y), and its
+    region is refreshed (`_get_row_region`, `refresh_row`)."""
+    from textual.widgets.data_table import ColumnKey, RowKey
+
+    key = RowKey(row)
+    cells = table._data[key]
+    for column, value in values.items():
+        cells[ColumnKey(column)] = value
+    index = table.get_row_index(key)
+    region = table._get_row_region(index)
+    table._row_renderable_cache.discard((table._update_count, index))
+    caches: tuple[LRUCache[Any, Any], ...] = (table._row_render_cache, table._cell_render_cache)
+    for cache in caches:
+        for cached in [k for k in cache.keys() if k[0] == key]:  # noqa: SIM118 (no __iter__)
+            cache.discard(cached)
+    lines = range(region.y, region.bottom)
+    for cached_line in [k for k in table._line_cache.keys() if k[0] in lines]:  # noqa: SIM118
+        table._line_cache.discard(cached_line)
+    table.refresh_row(index)
 
 
 def log_line(log: Log, y: int, style: Style) -> Strip | None:

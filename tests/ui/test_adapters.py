@@ -200,6 +200,19 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
             it.holds(textual_compat.log_line(log, 1, Style()) is None, "`_lines` holds the lines")
             textual_compat.update_scrollbars(log, log.virtual_size)
             textual_compat.clear_render_caches(table)
+            it.has(table, "_data", "_update_count", "_get_row_region", "_row_render_cache",
+                   "_cell_render_cache", "_row_renderable_cache", "_line_cache")  # fmt: skip
+            table.add_column("c", key="c")
+            table.add_row("old", key="r")
+            await pilot.pause()
+            y = table.header_height  # the row's line
+            table._render_line(y, 0, table.size.width, Style())
+            keyed = any(key[0] == y for key in table._line_cache.keys())  # noqa: SIM118
+            it.holds(keyed, "`_line_cache` is keyed by the line's y first")
+            textual_compat.put_row_cells(table, "r", {"c": "new"})
+            it.holds(table.get_cell("r", "c") == "new", "`_data` holds the cells")
+            line = table._render_line(y, 0, table.size.width, Style())
+            it.holds("new" in line.text, "the row's lines leave `_line_cache` by their y")
             textual_compat.lay_out_now(app.screen, app.size)
 
 
@@ -308,7 +321,8 @@ CHECKED = {
     },
     COMPAT: {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",
-        "_refresh_scrollbars", "_scroll_update", "_file",
+        "_refresh_scrollbars", "_scroll_update", "_file", "_data", "_update_count", "_get_row_region",
+        "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
 }  # fmt: skip
