@@ -80,9 +80,21 @@ def log_line(log: Log, y: int, style: Style) -> Strip | None:
 def update_scrollbars(widget: Widget, virtual_size: Size) -> None:
     """Show, hide and size the widget's scrollbars for `virtual_size`, with no layout of the
     screen: what Textual's own change of `virtual_size` does before asking for one
-    (`Widget._refresh_scrollbars`, `Widget._scroll_update`)."""
+    (`Widget._refresh_scrollbars`, then `Widget._scroll_update`), less its redraw of both
+    bars on any change. A bar's sizes are reactives that redraw it when they change, so a log
+    growing a line per trial redraws its vertical bar, not its horizontal one each line."""
     widget._refresh_scrollbars()
-    widget._scroll_update(virtual_size)
+    width, height = widget.container_size
+    if widget.show_vertical_scrollbar and widget.styles.scrollbar_size_vertical:
+        vertical = widget.vertical_scrollbar
+        vertical.window_virtual_size = virtual_size.height
+        vertical.window_size = height - widget.scrollbar_size_horizontal
+    if widget.show_horizontal_scrollbar and widget.styles.scrollbar_size_horizontal:
+        horizontal = widget.horizontal_scrollbar
+        horizontal.window_virtual_size = virtual_size.width
+        horizontal.window_size = width - widget.scrollbar_size_vertical
+    widget.scroll_x = widget.validate_scroll_x(widget.scroll_x)
+    widget.scroll_y = widget.validate_scroll_y(widget.scroll_y)
 
 
 def wrap_output(driver: LinuxDriver, wrap: Callable[[IO[str]], object]) -> None:

@@ -18,6 +18,8 @@ import pytest
 from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
+from textual.reactive import Reactive
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.widgets import DataTable, Log
 from textual_hires_canvas import Canvas
@@ -190,10 +192,12 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
             it.takes(type(app.screen), "_refresh_layout", "size")
             it.has(table, "_clear_caches")
             it.takes(DataTable, "_clear_caches")
-            it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars", "_scroll_update")
+            it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars")
             it.takes(Log, "_render_line_strip", "y", "rich_style")
             it.takes(Log, "_refresh_scrollbars")
-            it.takes(Log, "_scroll_update", "virtual_size")
+            sizes = (ScrollBar.window_virtual_size, ScrollBar.window_size)
+            it.holds(all(isinstance(size, Reactive) for size in sizes),
+                     "a scrollbar's sizes are reactives (a change redraws it)")  # fmt: skip
             line = textual_compat.log_line(log, 0, Style())
             whole = isinstance(line, Strip) and line.cell_length == len("one line")
             it.holds(whole, "`_render_line_strip` renders `_lines[y]` whole")
@@ -321,7 +325,7 @@ CHECKED = {
     },
     COMPAT: {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",
-        "_refresh_scrollbars", "_scroll_update", "_file", "_data", "_update_count", "_get_row_region",
+        "_refresh_scrollbars", "_file", "_data", "_update_count", "_get_row_region",
         "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
