@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from rich.cells import cell_len
+from textual.widgets import Log
+
 if TYPE_CHECKING:
     from rich.style import Style
     from textual.app import App
@@ -24,7 +27,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.strip import Strip
     from textual.widget import Widget
-    from textual.widgets import DataTable, Log
+    from textual.widgets import DataTable
 
 
 def lay_out_now(screen: Screen[Any], size: Size) -> None:
@@ -75,6 +78,19 @@ def log_line(log: Log, y: int, style: Style) -> Strip | None:
     if y >= len(log._lines):
         return None
     return log._render_line_strip(y, style)
+
+
+class LogMeasuredOnTheLoop(Log):
+    """A `Log` that measures its new lines' width on the event loop. Textual's `write_lines`
+    measures them in a thread worker each write (`Log._update_size`, `@work(thread=True)`,
+    calling back `_update_maximum_width` through `call_from_thread`): the thread, its state
+    messages and the call back cost milliseconds of CPU per trial in `anemon watch`, for the
+    cell lengths of the few lines a redraw writes."""
+
+    def _update_size(self, updates: int, lines: list[str]) -> None:  # type: ignore[override]
+        if lines:
+            width = max(cell_len(self._process_line(line)) for line in lines)
+            self._update_maximum_width(updates, width)
 
 
 def update_scrollbars(widget: Widget, virtual_size: Size) -> None:

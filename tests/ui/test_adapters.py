@@ -195,6 +195,12 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
             it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars")
             it.takes(Log, "_render_line_strip", "y", "rich_style")
             it.takes(Log, "_refresh_scrollbars")
+            it.has(log, "_update_size", "_process_line", "_update_maximum_width")
+            it.takes(Log, "_update_size", "updates", "lines")
+            it.takes(Log, "_update_maximum_width", "updates", "size")
+            it.takes(Log, "_process_line", "line")
+            measured = "self._update_size(self._updates, new_lines)" in inspect.getsource(Log)
+            it.holds(measured, "`write_lines` measures its new lines through `_update_size`")
             sizes = (ScrollBar.window_virtual_size, ScrollBar.window_size)
             it.holds(all(isinstance(size, Reactive) for size in sizes),
                      "a scrollbar's sizes are reactives (a change redraws it)")  # fmt: skip
@@ -327,6 +333,7 @@ CHECKED = {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",
         "_refresh_scrollbars", "_file", "_data", "_update_count", "_get_row_region",
         "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
+        "_update_size", "_process_line", "_update_maximum_width",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
 }  # fmt: skip

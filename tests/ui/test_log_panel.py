@@ -75,3 +75,18 @@ async def test_a_line_that_keeps_the_width_leaves_the_horizontal_scrollbar_as_dr
         log.show(session)
         await pilot.pause()
         assert sorted(drawn) == ["horizontal", "vertical"]
+
+
+async def test_a_write_measures_its_lines_on_the_loop_not_in_a_thread() -> None:
+    """Issue 26, item 2: Textual's Log measured each write's lines in a thread worker (a
+    thread, its messages and a call back per trial); the panel's width is known as soon as
+    it writes, with no worker."""
+    app = OneLog()
+    async with app.run_test(size=(40, 8)) as pilot:
+        log = app.query_one(LogPanel)
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1)])
+        log.show(session)
+        assert log.virtual_size.width == len(LONG)
+        assert not list(app.workers)
+        await pilot.pause()
+        assert log.virtual_size.width == len(LONG)
