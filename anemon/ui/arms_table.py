@@ -225,7 +225,8 @@ class ArmsTable(DataTable, can_focus=False):
         """Some arm has a process figure: the PROCESS_COLUMNS are shown (else all n/a)."""
 
     def on_mount(self) -> None:
-        self._add_columns()
+        if not self.columns:  # a `show` before the mount added them
+            self._add_columns()
 
     def _add_columns(self) -> None:
         for name in self.fitted:
@@ -291,7 +292,8 @@ class ArmsTable(DataTable, can_focus=False):
             self.left_out = 0
             self.rebuild = False
             self.with_process = False
-            self.clear()
+            self.clear(columns=True)  # a column keeps its width through `clear()` alone
+            self._add_columns()
         self.session = session
         self.samples.update(session)
         readings = len(self.samples)

@@ -375,3 +375,17 @@ async def test_a_cell_wider_than_its_column_widens_it() -> None:
             max(len(cell), *map(len, column.label.plain.split("\n")))
             for cell, column in zip(cells, table.ordered_columns, strict=True)
         ]
+
+
+async def test_a_new_sessions_columns_are_as_wide_as_its_own_cells() -> None:
+    """A column kept its width through the table's clear for a new session (a seek back, a
+    restart): its cells put since, each no wider, left it as wide as the old session's."""
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        table = app.query_one("#wide", ArmsTable)
+        table.show(Session.from_events([StartEvent(t=0, wall=0, arm="a-long-arm-name"),
+                                        trial(1, "a-long-arm-name")]))  # fmt: skip
+        await pilot.pause()
+        table.show(Session.from_events([StartEvent(t=0, wall=0, arm="b"), trial(1, "b")]))
+        await pilot.pause()
+        assert table.ordered_columns[0].content_width == len("arm")
