@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker, WorkerState
 
 from anemon.analysis.compare import (
@@ -28,7 +29,7 @@ from anemon.analysis.summary import ArmSummary, EnergyReadings, Spans, summarize
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
 from anemon.ui.series import SHOWN_ARMS, left_out, left_out_text
-from anemon.ui.textual_compat import clear_render_caches
+from anemon.ui.textual_compat import clear_render_caches, put_row_cells
 
 WIDE = tuple(
     name for name in COLUMNS
@@ -224,7 +225,8 @@ class ArmsTable(DataTable, can_focus=False):
         """Some arm has a process figure: the PROCESS_COLUMNS are shown (else all n/a)."""
 
     def on_mount(self) -> None:
-        self._add_columns()
+        if not self.columns:  # a `show` before the mount added them
+            self._add_columns()
 
     def _add_columns(self) -> None:
         for name in self.fitted:
@@ -290,7 +292,8 @@ class ArmsTable(DataTable, can_focus=False):
             self.left_out = 0
             self.rebuild = False
             self.with_process = False
-            self.clear()
+            self.clear(columns=True)  # a column keeps its width through `clear()` alone
+            self._add_columns()
         self.session = session
         self.samples.update(session)
         readings = len(self.samples)
@@ -400,14 +403,31 @@ class ArmsTable(DataTable, can_focus=False):
         rebuild, self.rebuild = self.rebuild, False
         if not (changed or rebuild) or self._refit(rebuild):
             return
+        stale = False
         for name, new in changed.items():
             values = self.rows_shown[name]
             if new:
                 self.add_row(*(values[column] for column in self.fitted), key=name)
+                stale = True
                 continue
-            for column in self.fitted:
-                self.update_cell(name, column, values[column], update_width=True)
-        # Each update_cell leaves every cached render of the table stale (their keys hold its
-        # update count), yet they stay until the LRU caches are full: thousands of strips and
-        # cells that every full garbage collection walked (a replay's longest collections).
-        clear_render_caches(self)
+            cells = {c: values[c] for c in self.fitted if self.get_cell(name, c) != values[c]}
+            if all(self._width_holds(name, column, text) for column, text in cells.items()):
+                put_row_cells(self, name, cells)  # the other rows' renders stay cached
+                continue
+            for column, text in cells.items():
+                self.update_cell(name, column, text, update_width=True)
+            stale = True
+        # Each add_row and update_cell leaves every cached render of the table stale (their
+        # keys hold its update count), yet they stay until the LRU caches are full: thousands
+        # of strips and cells that every full garbage collection walked (a replay's longest
+        # collections).
+        if stale:
+            clear_render_caches(self)
+
+    def _width_holds(self, name: str, column: str, text: Text) -> bool:
+        """Whether `column` keeps its width with `text` in row `name`: its width is its widest
+        cell or header line (Textual's `content_width`), so it holds if the new cell is no
+        wider and the old one was not the widest alone, or both are as wide."""
+        width = self.columns[ColumnKey(column)].content_width
+        old = self.get_cell(name, column).cell_len
+        return text.cell_len == old or (text.cell_len <= width and old < width)

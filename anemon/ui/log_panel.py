@@ -9,11 +9,10 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.strip import Strip
-from textual.widgets import Log
 
 from anemon.store import Session
 from anemon.ui.series import log_text
-from anemon.ui.textual_compat import log_line, update_scrollbars
+from anemon.ui.textual_compat import LogMeasuredOnTheLoop, log_line, update_scrollbars
 
 
 class ErrorHighlighter(Highlighter):
@@ -31,7 +30,7 @@ PER_ROUND = 200
 (writing thousands of lines per redraw would hold the keys up; the recording has them all)."""
 
 
-class LogPanel(Log, can_focus=False):
+class LogPanel(LogMeasuredOnTheLoop, can_focus=False):
     """Appends what is new in `session.log` (by `log_total`), bounded to `max_lines`.
 
     It follows the tail unless the operator scrolled back while it was shown: a layout that

@@ -8,13 +8,17 @@ tests/test_library_internals.py, when a module but this one names a private of T
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+
+from rich.cells import cell_len
+from textual.widgets import Log
 
 if TYPE_CHECKING:
     from rich.style import Style
     from textual.app import App
+    from textual.cache import LRUCache
     from textual.css.model import RuleSet
     from textual.css.stylesheet import Stylesheet
     from textual.dom import DOMNode
@@ -23,7 +27,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
     from textual.strip import Strip
     from textual.widget import Widget
-    from textual.widgets import DataTable, Log
+    from textual.widgets import DataTable
 
 
 def lay_out_now(screen: Screen[Any], size: Size) -> None:
@@ -40,6 +44,33 @@ def clear_render_caches(table: DataTable[Any]) -> None:
     table._clear_caches()
 
 
+def put_row_cells(table: DataTable[Any], row: str, values: Mapping[str, object]) -> None:
+    """Put `values` (by column key) in row `row` and draw that row alone again, the other
+    rows' cached renders left standing; the caller knows the columns' widths hold. Textual's
+    `update_cell` counts an update (`_update_count`), which is part of every render cache's
+    key (`_row_render_cache`, `_cell_render_cache`, `_row_renderable_cache`, `_line_cache`):
+    one cell's change re-rendered every row. Here the values go into `_data`, the row's own
+    entries leave those caches (keyed by its row key, its index, its lines' y), and its
+    region is refreshed (`_get_row_region`, `refresh_row`)."""
+    from textual.widgets.data_table import ColumnKey, RowKey
+
+    key = RowKey(row)
+    cells = table._data[key]
+    for column, value in values.items():
+        cells[ColumnKey(column)] = value
+    index = table.get_row_index(key)
+    region = table._get_row_region(index)
+    table._row_renderable_cache.discard((table._update_count, index))
+    caches: tuple[LRUCache[Any, Any], ...] = (table._row_render_cache, table._cell_render_cache)
+    for cache in caches:
+        for cached in [k for k in cache.keys() if k[0] == key]:  # noqa: SIM118 (no __iter__)
+            cache.discard(cached)
+    lines = range(region.y, region.bottom)
+    for cached_line in [k for k in table._line_cache.keys() if k[0] in lines]:  # noqa: SIM118
+        table._line_cache.discard(cached_line)
+    table.refresh_row(index)
+
+
 def log_line(log: Log, y: int, style: Style) -> Strip | None:
     """Line `y` of the log as Textual renders it, whole (not cropped to the widget), from the
     log's own cache; None past its last line (`Log._lines`, `Log._render_line_strip`: its
@@ -49,12 +80,37 @@ def log_line(log: Log, y: int, style: Style) -> Strip | None:
     return log._render_line_strip(y, style)
 
 
+class LogMeasuredOnTheLoop(Log):
+    """A `Log` that measures its new lines' width on the event loop. Textual's `write_lines`
+    measures them in a thread worker each write (`Log._update_size`, `@work(thread=True)`,
+    calling back `_update_maximum_width` through `call_from_thread`): the thread, its state
+    messages and the call back cost milliseconds of CPU per trial in `anemon watch`, for the
+    cell lengths of the few lines a redraw writes."""
+
+    def _update_size(self, updates: int, lines: list[str]) -> None:  # type: ignore[override]
+        if lines:
+            width = max(cell_len(self._process_line(line)) for line in lines)
+            self._update_maximum_width(updates, width)
+
+
 def update_scrollbars(widget: Widget, virtual_size: Size) -> None:
     """Show, hide and size the widget's scrollbars for `virtual_size`, with no layout of the
     screen: what Textual's own change of `virtual_size` does before asking for one
-    (`Widget._refresh_scrollbars`, `Widget._scroll_update`)."""
+    (`Widget._refresh_scrollbars`, then `Widget._scroll_update`), less its redraw of both
+    bars on any change. A bar's sizes are reactives that redraw it when they change, so a log
+    growing a line per trial redraws its vertical bar, not its horizontal one each line."""
     widget._refresh_scrollbars()
-    widget._scroll_update(virtual_size)
+    width, height = widget.container_size
+    if widget.show_vertical_scrollbar and widget.styles.scrollbar_size_vertical:
+        vertical = widget.vertical_scrollbar
+        vertical.window_virtual_size = virtual_size.height
+        vertical.window_size = height - widget.scrollbar_size_horizontal
+    if widget.show_horizontal_scrollbar and widget.styles.scrollbar_size_horizontal:
+        horizontal = widget.horizontal_scrollbar
+        horizontal.window_virtual_size = virtual_size.width
+        horizontal.window_size = width - widget.scrollbar_size_vertical
+    widget.scroll_x = widget.validate_scroll_x(widget.scroll_x)
+    widget.scroll_y = widget.validate_scroll_y(widget.scroll_y)
 
 
 def wrap_output(driver: LinuxDriver, wrap: Callable[[IO[str]], object]) -> None:

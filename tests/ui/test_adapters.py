@@ -18,6 +18,8 @@ import pytest
 from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
+from textual.reactive import Reactive
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.widgets import DataTable, Log
 from textual_hires_canvas import Canvas
@@ -190,16 +192,37 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
             it.takes(type(app.screen), "_refresh_layout", "size")
             it.has(table, "_clear_caches")
             it.takes(DataTable, "_clear_caches")
-            it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars", "_scroll_update")
+            it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars")
             it.takes(Log, "_render_line_strip", "y", "rich_style")
             it.takes(Log, "_refresh_scrollbars")
-            it.takes(Log, "_scroll_update", "virtual_size")
+            it.has(log, "_update_size", "_process_line", "_update_maximum_width")
+            it.takes(Log, "_update_size", "updates", "lines")
+            it.takes(Log, "_update_maximum_width", "updates", "size")
+            it.takes(Log, "_process_line", "line")
+            measured = "self._update_size(self._updates, new_lines)" in inspect.getsource(Log)
+            it.holds(measured, "`write_lines` measures its new lines through `_update_size`")
+            sizes = (ScrollBar.window_virtual_size, ScrollBar.window_size)
+            it.holds(all(isinstance(size, Reactive) for size in sizes),
+                     "a scrollbar's sizes are reactives (a change redraws it)")  # fmt: skip
             line = textual_compat.log_line(log, 0, Style())
             whole = isinstance(line, Strip) and line.cell_length == len("one line")
             it.holds(whole, "`_render_line_strip` renders `_lines[y]` whole")
             it.holds(textual_compat.log_line(log, 1, Style()) is None, "`_lines` holds the lines")
             textual_compat.update_scrollbars(log, log.virtual_size)
             textual_compat.clear_render_caches(table)
+            it.has(table, "_data", "_update_count", "_get_row_region", "_row_render_cache",
+                   "_cell_render_cache", "_row_renderable_cache", "_line_cache")  # fmt: skip
+            table.add_column("c", key="c")
+            table.add_row("old", key="r")
+            await pilot.pause()
+            y = table.header_height  # the row's line
+            table._render_line(y, 0, table.size.width, Style())
+            keyed = any(key[0] == y for key in table._line_cache.keys())  # noqa: SIM118
+            it.holds(keyed, "`_line_cache` is keyed by the line's y first")
+            textual_compat.put_row_cells(table, "r", {"c": "new"})
+            it.holds(table.get_cell("r", "c") == "new", "`_data` holds the cells")
+            line = table._render_line(y, 0, table.size.width, Style())
+            it.holds("new" in line.text, "the row's lines leave `_line_cache` by their y")
             textual_compat.lay_out_now(app.screen, app.size)
 
 
@@ -308,7 +331,9 @@ CHECKED = {
     },
     COMPAT: {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",
-        "_refresh_scrollbars", "_scroll_update", "_file",
+        "_refresh_scrollbars", "_file", "_data", "_update_count", "_get_row_region",
+        "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
+        "_update_size", "_process_line", "_update_maximum_width",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
 }  # fmt: skip

@@ -318,3 +318,74 @@ async def test_the_headers_say_the_units_of_their_figures() -> None:
         assert {"decode\ntok/s", "J/token"} <= set(labels["wide"])
         assert {"decode\ntok/s", "J/token"} <= set(labels["brief"])
         assert all("mean" not in label for label in labels["wide"] + labels["brief"])
+
+
+def rendered_rows(table: ArmsTable) -> list[str]:
+    """Record the rows the table renders from now on (by arm), the caches' misses: Textual
+    renders a row's lines in `_render_line_in_row` when no cache holds them."""
+    rows: list[str] = []
+    render = table._render_line_in_row
+
+    def counted(row_key, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rows.append(row_key.value)
+        return render(row_key, *args, **kwargs)
+
+    table._render_line_in_row = counted  # type: ignore[method-assign]
+    return rows
+
+
+async def test_a_trial_that_keeps_the_widths_redraws_its_arms_row_alone() -> None:
+    """Issue 26, item 2: a put re-rendered the whole table (Textual's `update_cell` makes
+    every cached row stale); a trial that changes one arm's cells, not the columns' widths,
+    renders that arm's row again and no other, and shows its new figures."""
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1, "a"),
+                                       StartEvent(t=10, wall=10, arm="b"), trial(11, "b"),
+                                       trial(12, "b")])  # fmt: skip
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session)
+        await pilot.pause()
+        widths = [column.content_width for column in table.ordered_columns]
+        rows = rendered_rows(table)
+        session.add(trial(13, "b"))
+        table.show(session)
+        await pilot.pause()
+        assert set(rows) == {"b"}
+        assert [cell.plain for cell in table.get_row("b")][:2] == ["b", "3"]
+        assert [column.content_width for column in table.ordered_columns] == widths
+
+
+async def test_a_cell_wider_than_its_column_widens_it() -> None:
+    """A trial count growing a digit widens its column: each column as wide as its widest
+    cell or header line (as Textual's `update_width` makes it)."""
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([StartEvent(t=0, wall=0, arm="a"), trial(1, "a")])
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session)
+        await pilot.pause()
+        for t in range(2, 11):
+            session.add(trial(t, "a"))
+            table.show(session)
+            await pilot.pause()
+        cells = [cell.plain for cell in table.get_row("a")]
+        assert cells[1] == "10"
+        assert [c.content_width for c in table.ordered_columns] == [
+            max(len(cell), *map(len, column.label.plain.split("\n")))
+            for cell, column in zip(cells, table.ordered_columns, strict=True)
+        ]
+
+
+async def test_a_new_sessions_columns_are_as_wide_as_its_own_cells() -> None:
+    """A column kept its width through the table's clear for a new session (a seek back, a
+    restart): its cells put since, each no wider, left it as wide as the old session's."""
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        table = app.query_one("#wide", ArmsTable)
+        table.show(Session.from_events([StartEvent(t=0, wall=0, arm="a-long-arm-name"),
+                                        trial(1, "a-long-arm-name")]))  # fmt: skip
+        await pilot.pause()
+        table.show(Session.from_events([StartEvent(t=0, wall=0, arm="b"), trial(1, "b")]))
+        await pilot.pause()
+        assert table.ordered_columns[0].content_width == len("arm")
