@@ -4,35 +4,6 @@ session"), not again as an outcome line."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-
-import pytest
-
-from tests.recorded import recorded, wait_for
-
-WHY = "the operator aborted the session"
-
-
-@pytest.mark.slow
-def test_a_signal_s_abort_is_said_once_under_the_table(tmp_path):
-    record = tmp_path / "demo.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anemon", "demo", "--headless", "--record", str(record)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert wait_for(lambda: recorded(record, "trial")), "no trial recorded"
-    finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    progress, _, under = out.rpartition("┘")  # the table's last line
-    assert f"minicpm5_1b_ane_pal8  phase aborted: minicpm5_1b_ane_pal8: aborted: {WHY}" in progress
-    assert under.count(WHY) == 1 and f"minicpm5_1b_ane_pal8 aborted: {WHY}" in under
-    assert "not run: minicpm5_1b_gpu_int8" in under and "aborted by a signal (SIGINT)" in under
-
 
 def test_a_failure_the_table_does_not_say_is_still_said(tmp_path, capsys):
     """An A/B arm's first round that failed while its last completed: the table says the

@@ -114,5 +114,11 @@ def test_a_signal_aborts_the_demo_with_130_and_records_why(tmp_path, sig):
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert f"aborted by a signal ({sig.name})" in out
+    # the abort's reason said once under the table (issue 24), besides the progress line
+    progress, _, under = out.rpartition("┘")  # the table's last line
+    why = "the operator aborted the session"
+    assert f"minicpm5_1b_ane_pal8  phase aborted: minicpm5_1b_ane_pal8: aborted: {why}" in progress
+    assert under.count(why) == 1 and f"minicpm5_1b_ane_pal8 aborted: {why}" in under
+    assert "not run: minicpm5_1b_gpu_int8" in under
     assert f"abort session ({sig.name})" in [m["note"] for m in recorded(record, "marker")]
     assert "Traceback" not in err

@@ -21,6 +21,16 @@ def screen_rows(app: Dashboard, strip: Strip) -> list[str]:
             for y in range(region.y, region.bottom)]  # fmt: skip
 
 
+async def decode_strips(make_app: MakeApp, feed: object) -> list[list[str]]:
+    """The two decode strips' rows, drawn at 80x24 in the compact layout."""
+    app = make_app("compact", feed=feed)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.redraw(force=True)
+        await pilot.pause()
+        return [screen_rows(app, app.query_one(f"#strip-decode-{i}", Strip)) for i in (0, 1)]
+
+
 async def test_each_arm_has_its_own_strip_with_its_own_figure_and_scale(
     make_app: MakeApp,
 ) -> None:
@@ -33,12 +43,7 @@ async def test_each_arm_has_its_own_strip_with_its_own_figure_and_scale(
             t += 1
             feed.pipeline.emit(TrialEvent(t=t, wall=t, arm=arm, trial=trial,
                                           warmup=trial == 0, decode_tps=rate))  # fmt: skip
-    app = make_app("compact", feed=feed)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        app.redraw(force=True)
-        await pilot.pause()
-        ane, gpu = (screen_rows(app, app.query_one(f"#strip-decode-{i}", Strip)) for i in (0, 1))
+    ane, gpu = await decode_strips(make_app, feed)
     assert ane[0].startswith("minicpm5_2b_ane ") and ane[1].startswith("decode 54.0 tok/s ")
     assert ane[0].endswith(" 52.0–56.0") and ane[1].endswith(" tok/s")
     assert gpu[0].startswith("minicpm5_2b_gpu_int8 ") and gpu[1].startswith("decode 13.5 tok/s ")
@@ -65,11 +70,6 @@ async def test_an_arm_without_a_timed_trial_draws_no_sparkline_bars(make_app: Ma
     for trial, rate in enumerate(GPU, 1):
         feed.pipeline.emit(TrialEvent(t=1.0 + trial, wall=1.0, arm="b", trial=trial,
                                       decode_tps=rate))  # fmt: skip
-    app = make_app("compact", feed=feed)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        app.redraw(force=True)
-        await pilot.pause()
-        dead, alive = (screen_rows(app, app.query_one(f"#strip-decode-{i}", Strip)) for i in (0, 1))
+    dead, alive = await decode_strips(make_app, feed)
     assert dead[0] == "dead" and dead[1] == "decode — tok/s"
     assert alive[0].startswith("b ") and "▁" in alive[1]
