@@ -60,16 +60,3 @@ async def test_one_arm_leaves_the_second_strip_without_a_row(make_app: MakeApp) 
         await pilot.pause()
         assert app.query_one("#strip-decode-0", Strip).region.height == 2
         assert app.query_one("#strip-decode-1", Strip).region.height == 0
-
-
-async def test_an_arm_without_a_timed_trial_draws_no_sparkline_bars(make_app: MakeApp) -> None:
-    """An arm that failed before its first trial (sim-hang-2b): its strip names it with "—"
-    and draws no bars, not a flat row of the lowest bar that reads as a value."""
-    feed = live_feed()
-    feed.pipeline.emit(TrialEvent(t=1.0, wall=1.0, arm="dead", trial=0, warmup=True))
-    for trial, rate in enumerate(GPU, 1):
-        feed.pipeline.emit(TrialEvent(t=1.0 + trial, wall=1.0, arm="b", trial=trial,
-                                      decode_tps=rate))  # fmt: skip
-    dead, alive = await decode_strips(make_app, feed)
-    assert dead[0] == "dead" and dead[1] == "decode — tok/s"
-    assert alive[0].startswith("b ") and "▁" in alive[1]

@@ -86,7 +86,6 @@ class Strip(Horizontal):
         # the sparkline buckets by max: hand it per-column extremes, not 100k points
         _, y = decimate(np.arange(len(values), dtype=float), values, max(spark.size.width, 1))
         spark.data = y.tolist()
-        spark.visible = bool(len(y))  # Textual draws no data as a row of its lowest bar
         return True
 
 
