@@ -32,12 +32,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tmux import cpu_s  # the process's own ticks, as bench/terminal.py reads them
+
 BUNDLE = "com.example.bench"
 LOG = "Documents/sustain/bench.log"
 SIZE = ("120", "40")
 WARMUP_S = 5.0
 START_TIMEOUT_S = 60.0
-TICKS = os.sysconf("SC_CLK_TCK")
 APP_SOURCE = "pymobiledevice3:app"
 
 
@@ -48,12 +51,6 @@ class Run:
     """The watch's CPU over the window, % of one core."""
     readings: int
     """The app's telemetry events recorded (the sampled runs' must be > 0)."""
-
-
-def ticks(pid: int) -> int:
-    """utime + stime of `pid` (clock ticks); its command name may hold spaces: split after ')'."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def phone(work: Path) -> tuple[subprocess.Popen[str], dict[str, str]]:
@@ -113,11 +110,11 @@ def one_run(sampled: bool, seconds: float, number: int, *, headless: bool) -> Ru
         wait_for(lambda: recorded(recording, "trial") > 0, "the first trial")
         time.sleep(WARMUP_S)
         before_readings = recorded(recording, "telemetry", APP_SOURCE)
-        began, before = time.monotonic(), ticks(pid)
+        began, before = time.monotonic(), cpu_s(pid)
         time.sleep(seconds)
-        used, elapsed = ticks(pid) - before, time.monotonic() - began
+        used, elapsed = cpu_s(pid) - before, time.monotonic() - began
         readings = recorded(recording, "telemetry", APP_SOURCE) - before_readings
-        return Run(sampled, 100.0 * used / TICKS / elapsed, readings)
+        return Run(sampled, 100.0 * used / elapsed, readings)
     finally:
         subprocess.run(["tmux", "-L", session, "kill-server"], stderr=subprocess.DEVNULL)
         device.terminate()
