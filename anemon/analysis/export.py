@@ -95,6 +95,7 @@ def _telemetry_row(event: TelemetryEvent) -> dict[str, object]:
     for f in dataclasses.fields(event):
         if f.name not in ("t", "wall", "arm", "source"):
             row[f.name] = getattr(event, f.name)
+    row["source"] = event.source  # last: the columns before it keep their places
     return row
 
 
@@ -232,7 +233,8 @@ TELEMETRY_SQL = (("arm", "TEXT"), ("t", "REAL"), ("battery", "REAL"),
                  ("total_gb", "REAL"), ("power_w", "REAL"), ("charging", "INTEGER"),
                  ("plugged", "INTEGER"), ("load_w", "REAL"), ("power_in_w", "REAL"),
                  ("battery_power_w", "REAL"), ("load_changed_t", "REAL"), ("pid", "INTEGER"),
-                 ("cpu_pct", "REAL"), ("mem_gb", "REAL"), ("gpu_pct", "REAL"))  # fmt: skip
+                 ("cpu_pct", "REAL"), ("mem_gb", "REAL"), ("gpu_pct", "REAL"),
+                 ("source", "TEXT"))  # fmt: skip
 ROUND_SQL = (("arm", "TEXT"), ("round", "INTEGER"), ("trials", "INTEGER"),
              ("decode_mean", "REAL"), ("prefill_mean", "REAL"))  # fmt: skip
 _TEXT_FIELDS = frozenset({"thermal_start", "thermal_end"})

@@ -64,8 +64,8 @@ from anemon.events import (
     RecordEvent,
     TrialEvent,
 )
-from anemon.paths import create_new, safe_name
 from anemon.pipeline import LineFeed, Pipeline, poll_power, read_telemetry
+from anemon.recording.writer import keep_beside
 
 TELEMETRY_S = 10.0
 """How often host telemetry is read."""
@@ -543,12 +543,8 @@ class Controller:
         """Copy the report next to the recording (`<recording>.<report name>`)."""
         if self.beside is None:
             return
-        stem = self.beside.name.removesuffix(".gz").removesuffix(".jsonl")
-        name = f"{stem}.{safe_name(crash.file, 'crash.ips')}"
         try:
-            _, out = create_new(self.beside.with_name(name))
-            with out:
-                out.write(crash.data.decode("utf-8", errors="replace"))
+            keep_beside(self.beside, crash.file, crash.data)
         except OSError as e:
             self.note(f"could not copy the crash report {crash.file}: {e.strerror or e}")
 

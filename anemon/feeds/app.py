@@ -1,10 +1,10 @@
 """The bench app someone else launched, as the backend sees it during a watch (`anemon watch
 --device`, a backend that is an `AppFinder`): its CPU, memory and GPU recorded as the app's
-telemetry, the gaps of the streams about it, the crash and jetsam reports naming it, and its
-exit. An exit in a round that has no END yet fails that round as a run's does
-(control/arm.py): once the log has had `grace_s` to bring the END (a last pull), or a report
-to say why (then the report's reason is the round's); while the log cannot be pulled the grace
-waits for it, and starts again when it is back.
+telemetry, the gaps of the streams about it, the crash and jetsam reports naming it (copied
+next to the recording, as a run's are), and its exit. An exit in a round that has no END yet
+fails that round as a run's does (control/arm.py): once the log has had `grace_s` to bring
+the END (a last pull), or a report to say why (then the report's reason is the round's);
+while the log cannot be pulled the grace waits for it, and starts again when it is back.
 
 A watch launched nothing, so which round a process ran is told by time: the latest START read
 before the process was last sampled (the app's next launch may have written its START before
@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 
 from anemon.devices.base import AppCrash, AppExit, AppFinder, AppNews, AppSample
-from anemon.events import EndEvent, ErrorEvent, Event, GapEvent, StartEvent
+from anemon.events import EndEvent, ErrorEvent, Event, GapEvent, MarkerEvent, StartEvent
 from anemon.pipeline import Pipeline
+from anemon.recording.writer import keep_beside
 
 
 class WatchedApp:
@@ -76,7 +77,19 @@ class WatchedApp:
             if round_ and round_ not in self._over:
                 self._over.add(round_)  # the summary takes the report's reason
                 arm = self._starts[round_ - 1][1]
+            self._keep(news, arm)
         self.pipeline.emit_now(news.event, arm=arm, source=self.source)
+
+    def _keep(self, crash: AppCrash, arm: str | None) -> None:
+        """Copy the report next to the recording, as a run does (none: nothing to put it by)."""
+        recorder = self.pipeline.recorder
+        if recorder is None:
+            return
+        try:
+            keep_beside(recorder.path, crash.file, crash.data)
+        except OSError as e:
+            note = f"could not copy the crash report {crash.file}: {e.strerror or e}"
+            self.pipeline.emit_now(MarkerEvent, arm=arm, source=self.source, note=note)
 
     def _round_of(self, pid: int | None) -> int:
         """The round process `pid` ran (0: none yet)."""

@@ -204,5 +204,12 @@ def test_export_and_sqlite_carry_the_readings_and_the_keys(tmp_path):
     assert main(["export", str(path), "--format", "sqlite", "-o", str(db)]) == 0
     with closing(sqlite3.connect(db)) as conn:
         arms = conn.execute("SELECT mem_peak_gb, cpu_mean_pct, gpu_mean_pct FROM arms").fetchall()
-        rows = conn.execute("SELECT pid, mem_gb FROM telemetry ORDER BY t").fetchall()
-    assert arms == [(1.9, 80.0, None)] and rows == [(412, 1.9), (412, 1.9)]
+        rows = conn.execute("SELECT pid, mem_gb, source FROM telemetry ORDER BY t").fetchall()
+    assert arms == [(1.9, 80.0, None)] and rows == [(412, 1.9, "dvt"), (412, 1.9, "dvt")]
+    # where a reading came from, as the recording kept it: an app gap is not a log gap
+    csv_out = tmp_path / "telemetry.csv"
+    argv = ["export", str(path), "--table", "telemetry", "--format", "csv", "-o", str(csv_out)]
+    assert main(argv) == 0
+    table = list(csv.DictReader(io.StringIO(csv_out.read_text())))
+    assert [row["source"] for row in table] == ["dvt", "dvt"]
+    assert list(table[0])[-1] == "source"  # last: the columns before it keep their places

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from anemon.devices.base import AppCrash, AppExit, AppFinder, AppNews, AppSample
 from anemon.events import EndEvent, ErrorEvent, Event, GapEvent, StartEvent
 from anemon.feeds.app import WatchedApp
 from anemon.pipeline import Pipeline
+from anemon.recording.writer import Recorder, make_header
 
 LOG = "pymobiledevice3:Documents/sustain/bench.log"
 GRACE_S = 0.02
@@ -28,9 +30,9 @@ class Finder(AppFinder):
 
 
 class Watched:
-    def __init__(self) -> None:
+    def __init__(self, recorder: Recorder | None = None) -> None:
         self.finder = Finder()
-        self.pipeline = Pipeline()
+        self.pipeline = Pipeline(recorder=recorder)
         self.events: list[Event] = []
         self.pipeline.subscribe(self.events.append)
         self.app = WatchedApp(self.finder, "b", self.pipeline, kind="pymobiledevice3",
@@ -49,8 +51,8 @@ class Watched:
         return [e for e in self.events if isinstance(e, ErrorEvent)]
 
 
-async def watching(script: object) -> Watched:
-    watched = Watched()
+async def watching(script: object, recorder: Recorder | None = None) -> Watched:
+    watched = Watched(recorder)
     task = asyncio.create_task(watched.app.run())
     try:
         async with asyncio.timeout(BOUND_S):
@@ -89,9 +91,12 @@ async def test_a_gap_of_the_log_holds_the_grace_and_the_end_read_after_it_counts
     assert (await watching(script)).errors() == []
 
 
+CRASH = AppCrash("jetsam", "jetsam: per-process-limit at 3.4 GB", "JetsamEvent-1.ips",
+                 "BenchApp", b'{"bug_type":"298"}', pid=7, footprint_gb=3.4)  # fmt: skip
+
+
 async def test_a_report_gives_the_round_its_reason_not_the_exit() -> None:
-    crash = AppCrash("jetsam", "jetsam: per-process-limit at 3.4 GB", "JetsamEvent-1.ips",
-                     "BenchApp", b"{}", pid=7, footprint_gb=3.4)  # fmt: skip
+    crash = CRASH
 
     async def script(w: Watched) -> None:
         w.line(StartEvent, arm="a")
@@ -104,3 +109,38 @@ async def test_a_report_gives_the_round_its_reason_not_the_exit() -> None:
     assert watched.errors() == []
     (event,) = [e for e in watched.events if e.kind == "crash"]
     assert (event.arm, event.source) == ("a", "pymobiledevice3:app")
+
+
+async def test_a_report_is_copied_next_to_the_recording_as_a_runs_is(tmp_path: Path) -> None:
+    """Never over a file already there: a second report of that name gets `-2`."""
+    recording = tmp_path / "watch.jsonl"
+    (tmp_path / "watch.JetsamEvent-1.ips").write_text("an earlier session's copy")
+
+    async def script(w: Watched) -> None:
+        w.line(StartEvent, arm="a")
+        w.finder.news.put_nowait(AppSample(7, mem_gb=3.3))
+        w.finder.news.put_nowait(CRASH)
+        await w.settled()
+
+    with Recorder(recording, make_header(source="test")) as recorder:
+        watched = await watching(script, recorder)
+    assert [e.kind for e in watched.events if e.kind in ("crash", "marker")] == ["crash"]
+    assert (tmp_path / "watch.JetsamEvent-1-2.ips").read_text() == '{"bug_type":"298"}'
+    assert (tmp_path / "watch.JetsamEvent-1.ips").read_text() == "an earlier session's copy"
+
+
+async def test_a_report_that_cannot_be_copied_is_said_and_still_recorded(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+
+    async def script(w: Watched) -> None:
+        w.line(StartEvent, arm="a")
+        folder.rename(tmp_path / "moved")  # the recording's folder gone from its name
+        w.finder.news.put_nowait(CRASH)
+        await w.settled()
+
+    with Recorder(folder / "watch.jsonl", make_header(source="test")) as recorder:
+        watched = await watching(script, recorder)
+    (marker,) = [e for e in watched.events if e.kind == "marker"]
+    assert marker.note.startswith("could not copy the crash report JetsamEvent-1.ips: ")
+    assert [e.kind for e in watched.events].count("crash") == 1
