@@ -17,7 +17,9 @@ from anemon.analysis.summary import ArmSummary, summarize
 from anemon.events import CrashEvent, ErrorEvent, Event, TelemetryEvent
 from anemon.feeds.device import DeviceFeed
 from anemon.pipeline import Pipeline
+from anemon.recording.writer import Recorder, make_header
 from anemon.simulator import SimArmConfig, SimConfig
+from anemon.simulator.phone import CRASH_REPORTER
 from anemon.store import Session
 from tests.devices.dvt.helpers import ARMS, TIMEOUT_S, DvtPhone
 from tests.devices.helpers import BUNDLE, LOG
@@ -28,10 +30,11 @@ GRACE_S = 0.3
 
 
 async def watched(
-    phone: DvtPhone, tmp_path: Path, operator: Callable[[list[Event]], Coroutine[Any, Any, None]]
-) -> list[Event]:
+    phone: DvtPhone, tmp_path: Path, operator: Callable[[list[Event]], Coroutine[Any, Any, None]],
+    recorder: Recorder | None = None,
+) -> list[Event]:  # fmt: skip
     """What the watch's feed emits while `operator(events)` works the phone beside it."""
-    pipeline = Pipeline()
+    pipeline = Pipeline(recorder=recorder)
     feed = DeviceFeed(phone.device(), BUNDLE, LOG, tmp_path / "mirror.log", pipeline,
                       app_grace_s=GRACE_S)  # fmt: skip
     events: list[Event] = []
@@ -139,9 +142,13 @@ async def test_a_jetsam_report_names_the_failure(dvt_phone: DvtPhone, tmp_path: 
         await until(lambda: any(isinstance(e, CrashEvent) for e in events))
         await asyncio.sleep(GRACE_S * 4)
 
-    events = await watched(dvt_phone, tmp_path, jetsam)
+    recording = tmp_path / "rec" / "watch.jsonl"
+    with Recorder(recording, make_header(source="test")) as recorder:
+        events = await watched(dvt_phone, tmp_path, jetsam, recorder)
     (crash,) = [e for e in events if isinstance(e, CrashEvent)]
     assert (crash.report, crash.arm, crash.source) == ("jetsam", ARMS[0], APP)
+    on_phone = dvt_phone.sim.container_files(CRASH_REPORTER)[crash.file]
+    assert (recording.with_name(f"watch.{crash.file}")).read_bytes() == on_phone  # beside it
     (summary,) = summarize_events(events)
     assert summary.status == "failed"
     assert summary.status_reason is not None and summary.status_reason.startswith("jetsam: ")
