@@ -79,15 +79,14 @@ def busy_message(path: Path) -> str:
             "or --record another FILE")  # fmt: skip
 
 
-def keep_beside(recording: Path, name: str, data: bytes) -> Path:
+def keep_beside(recording: Path, name: str, data: bytes) -> None:
     """Copy `data` (a crash report named `name` on the phone) next to `recording`, as
     `<recording's stem>.<name>`; never over an existing file (`-2`, `-3`, ... instead).
     OSError when it cannot be written."""
     stem = recording.name.removesuffix(".gz").removesuffix(".jsonl")
-    path, out = create_new(recording.with_name(f"{stem}.{safe_name(name, 'crash.ips')}"))
+    _, out = create_new(recording.with_name(f"{stem}.{safe_name(name, 'crash.ips')}"))
     with out:
         out.write(data.decode("utf-8", errors="replace"))
-    return path
 
 
 class Recorder:
