@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import selectors
 import time
@@ -39,22 +38,32 @@ class Clock(Protocol):
 
 
 async def wait_for(clock: Clock, awaitable: Awaitable[T], seconds: float | None) -> T:
-    """`asyncio.wait_for` in session seconds of `clock` (None: no limit); TimeoutError."""
+    """`asyncio.wait_for` in session seconds of `clock` (None: no limit); TimeoutError.
+
+    A cancel of the caller is never lost, even one that comes while the timed-out awaitable
+    is still being cancelled: a poll loop that goes on after a TimeoutError then ends when
+    cancelled, instead of running on (and holding up whoever gathers it) for good."""
     if seconds is None:
         return await awaitable
     task = asyncio.ensure_future(awaitable)
     timer = asyncio.ensure_future(clock.sleep(seconds))
     try:
         await asyncio.wait((task, timer), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
     finally:
         timer.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    if task.cancelled():
-        raise TimeoutError
-    return task.result()
+    if task.done():
+        return task.result()
+    task.cancel()
+    try:
+        return await task  # it may still finish rather than be cancelled
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the caller was cancelled meanwhile: that cancel is its, not a timeout
+        raise TimeoutError from None
 
 
 class RealClock:
