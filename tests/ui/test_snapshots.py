@@ -29,12 +29,25 @@ SIZES = {"default": (120, 40), "compact": (80, 24), "wall": (160, 50), "ab": (12
 async def draw_now(pilot: Pilot) -> None:
     """Draw every panel before the screenshot instead of waiting for the redraw timer; the chart
     canvases sized first (under `snap_compare`, app.run, they stay 1x1 until a layout refresh,
-    and the plots would be empty)."""
+    and the plots would be empty), then wait for the screen to settle."""
     for chart in pilot.app.query(Chart):
         chart.refresh(layout=True)
     await pilot.pause()
     pilot.app.redraw(force=True)
-    await pilot.pause()
+    await settle(pilot)
+
+
+async def settle(pilot: Pilot, pauses: int = 20) -> None:
+    """Pause until the screen stops changing: a chart draws at its new size a refresh after its
+    Resized, and its legend is placed a refresh after that draw; under load each can come a
+    pause later than on a quiet machine, so a fixed number of pauses is not a settled screen."""
+    before = pilot.app.export_screenshot()
+    for _ in range(pauses):
+        await pilot.pause()
+        now = pilot.app.export_screenshot()
+        if now == before:
+            return
+        before = now
 
 
 @pytest.mark.parametrize("layout", list(SIZES))
