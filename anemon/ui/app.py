@@ -267,7 +267,7 @@ class Dashboard(App[None]):
         self._news()
         if self.overview is not None:
             self.overview.show()
-        drawing = self.scheduler.round(self.pane.seen(), force)
+        drawing = self.scheduler.round(self.pane.seen(), force, self.pane.readings())
         self._pace(self.scheduler.period_s)
         if not drawing:
             return  # a live session between two trials costs (almost) nothing

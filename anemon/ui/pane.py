@@ -140,10 +140,18 @@ class RunPane:
         return done
 
     def seen(self) -> Hashable:
-        """What the panels show: new data, or a moving replay, draws again."""
+        """What the panels show but the host's readings (`readings`): news, or a moving
+        replay, draws again."""
         session, replay = self.feed.session, self.feed.replay
-        return (id(session), session.version, replay and (replay.position, replay.speed,
-                                                          replay.paused))  # fmt: skip
+        news = session.version - session.counts["telemetry"]
+        return (id(session), news, replay and (replay.position, replay.speed,
+                                               replay.paused))  # fmt: skip
+
+    def readings(self) -> Hashable:
+        """The host's readings the panels show (power, telemetry, process samples): drawn
+        at the scheduler's pace for readings (READINGS_EVERY_S), not each as it comes."""
+        session = self.feed.session
+        return id(session), session.counts["telemetry"]
 
     def draw(self, scheduler: RedrawScheduler, force: bool) -> None:
         """Every panel checks for itself whether its data changed; the costly ones take turns:

@@ -26,6 +26,13 @@ IDLE_REDRAW_S = 0.5
 """The redraw timer's period while idle: the first change after a quiet spell shows within
 this; any change, or a key that redraws, brings the normal period back."""
 
+READINGS_EVERY_S = 3.0
+"""The host's readings alone (power, telemetry, the app's process samples: about one a
+second each) are drawn at most this often; a record, a marker or a phase at once. None is
+dropped: the round that draws shows every reading that came. Each such round redraws the
+status line, the charts they feed and the arms table (its energy figures), the dashboard's
+main live cost once power and process samples come every second."""
+
 C = TypeVar("C", bound=Hashable)
 """A chart (anything with an identity: its last draw's cost is kept by it)."""
 
@@ -57,6 +64,9 @@ class RedrawScheduler:
         self.began = perf()
         """The current round's start: what was drawn before the charts spends their budget."""
         self._seen: Hashable = None
+        self._readings: Hashable = None
+        """The host's readings as the last drawing round showed them."""
+        self.readings_at = float("-inf")
         self._settling = 0
         self._next_chart = 0
         self._cost: dict[Hashable, float] = {}
@@ -66,18 +76,23 @@ class RedrawScheduler:
         """Another run is shown (a tab): its first round draws, its charts from the first."""
         self._seen, self._next_chart = None, 0
 
-    def round(self, seen: Hashable, force: bool = False) -> bool:
-        """Whether this round draws: forced, new data (`seen`: what the panels show, changed),
-        or work the last round left (for a few rounds at most). Asked even when forced: what
-        is drawn is seen. A round that does not draw slows the pace once nothing has changed
-        for IDLE_AFTER_S; one that does brings it back."""
+    def round(self, seen: Hashable, force: bool = False, readings: Hashable = None) -> bool:
+        """Whether this round draws: forced, news (`seen`: what the panels show but the host's
+        readings, changed), work the last round left (for a few rounds at most), or new
+        `readings` once READINGS_EVERY_S has passed since the last round that drew. Asked even
+        when forced: what is drawn is seen. A round that does not draw slows the pace once
+        there has been no news for IDLE_AFTER_S (readings alone do not keep it fast); news
+        brings it back."""
         changed = self._changed(seen)
-        if not (force or changed):
-            if self.now() - self.quiet_since >= IDLE_AFTER_S:
-                self.period_s = max(self.redraw_s, IDLE_REDRAW_S)
+        due = readings != self._readings and self.now() - self.readings_at >= READINGS_EVERY_S
+        if changed or force:
+            self.quiet_since = self.now()
+            self.period_s = self.redraw_s
+        elif self.now() - self.quiet_since >= IDLE_AFTER_S:
+            self.period_s = max(self.redraw_s, IDLE_REDRAW_S)
+        if not (force or changed or due):
             return False
-        self.quiet_since = self.now()
-        self.period_s = self.redraw_s
+        self._readings, self.readings_at = readings, self.now()
         self.began = self.perf()
         return True
 

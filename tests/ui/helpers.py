@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from textual.pilot import Pilot
+
 from anemon.control.battery import Prompt
 from anemon.feeds.live import LiveFeed
 from anemon.pipeline import Pipeline
@@ -71,3 +73,16 @@ class StepLog(LiveFeed):
     def close(self) -> None:
         self.steps.append("close")
         super().close()
+
+
+async def settle(pilot: Pilot, pauses: int = 20) -> None:
+    """Pause until the screen stops changing: a chart draws at its new size a refresh after its
+    Resized, and its legend is placed a refresh after that draw; under load each can come a
+    pause later than on a quiet machine, so a fixed number of pauses is not a settled screen."""
+    before = pilot.app.export_screenshot()
+    for _ in range(pauses):
+        await pilot.pause()
+        now = pilot.app.export_screenshot()
+        if now == before:
+            return
+        before = now

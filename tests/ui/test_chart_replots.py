@@ -16,7 +16,7 @@ from anemon.ui.app import Dashboard
 from anemon.ui.charts.chart import Chart
 from anemon.ui.charts.drawing import Segments, line_dots
 
-from .helpers import MakeApp, live_feed
+from .helpers import MakeApp, live_feed, settle
 
 SIZE = (120, 40)
 
@@ -36,11 +36,11 @@ def readings(feed: LiveFeed, count: int = 300, into: list[Event] | None = None) 
                            free_gb=30.0, plugged=False))  # fmt: skip
 
 
-async def settle(pilot: Pilot[object]) -> None:
-    """Laid out, then drawn at its size: every chart."""
+async def drawn(pilot: Pilot[object]) -> None:
+    """Laid out, then drawn at its size (every chart), and settled."""
     await pilot.pause()
     pilot.app.redraw(force=True)  # type: ignore[attr-defined]
-    await pilot.pause()
+    await settle(pilot)
 
 
 def chart_rows(app: Dashboard, chart: Chart) -> list[str]:
@@ -65,7 +65,7 @@ async def test_after_many_updates_the_screen_is_a_fresh_draw_of_the_same_data(
         sent.append(event)
 
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await drawn(pilot)
         for n in range(2, 40):
             t = 120.0 + n * 3
             add(TelemetryEvent(t=t - 1, wall=0.0, power_w=3.0 + n % 4, battery=88.0 - n / 50,
@@ -79,14 +79,14 @@ async def test_after_many_updates_the_screen_is_a_fresh_draw_of_the_same_data(
         add(TelemetryEvent(t=300.0, wall=0.0, power_w=2.5, battery=80.0, free_gb=29.0))
         add(TrialEvent(t=301.0, wall=301.0, arm="a", trial=40, decode_tps=47.0, thermal=3))
         app.redraw(force=True)  # every chart this round: the round's time budget not asked
-        await pilot.pause()
+        await settle(pilot)
         seen = {c.id: chart_rows(app, c) for c in app.query(Chart) if c.region.area}
     fresh = live_feed()
     for event in sent:
         fresh.pipeline.emit(event)
     again = make_app(feed=fresh)
     async with again.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await drawn(pilot)
         for name, rows in seen.items():
             assert chart_rows(again, again.query_one(f"#{name}", Chart)) == rows, name
 

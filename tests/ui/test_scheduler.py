@@ -6,6 +6,7 @@ from __future__ import annotations
 from anemon.ui.scheduler import (
     IDLE_AFTER_S,
     IDLE_REDRAW_S,
+    READINGS_EVERY_S,
     ROUND_BUDGET_S,
     SETTLE_ROUNDS,
     TABLE_EVERY_S,
@@ -117,3 +118,29 @@ def test_the_table_is_due_at_once_for_new_records_and_paced_for_readings_alone()
     assert not s.table_due(rows=2) and s.table_owed  # a host reading alone: its second waits
     now.t += TABLE_EVERY_S
     assert s.table_due(rows=2)
+
+
+def test_readings_alone_draw_at_their_own_pace_and_news_draws_them_at_once() -> None:
+    s, now, _ = scheduler()
+    assert s.round(1, readings=10)
+    assert not s.round(1, readings=11)  # a reading a moment later waits
+    now.t += READINGS_EVERY_S / 2
+    assert not s.round(1, readings=12)
+    now.t += READINGS_EVERY_S / 2
+    assert s.round(1, readings=12)  # every reading that came, in one round
+    assert not s.round(1, readings=12)  # drawn: nothing new
+    now.t += 0.1
+    assert s.round(2, readings=13)  # news draws at once, and the readings with it
+    now.t += READINGS_EVERY_S / 2
+    assert not s.round(2, readings=13)
+
+
+def test_readings_alone_let_the_pace_slow_down() -> None:
+    """A power reading every second must not keep the timer at its fast pace between trials."""
+    s, now, _ = scheduler()
+    s.round(1, readings=0)
+    for reading in range(1, 4):
+        now.t += 1.0
+        s.round(1, readings=reading)
+    assert now.t - 100.0 >= IDLE_AFTER_S and s.period_s == IDLE_REDRAW_S
+    assert s.round(2, readings=3) and s.period_s == 0.2

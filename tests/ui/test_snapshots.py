@@ -20,7 +20,7 @@ from anemon.ui.app import Dashboard
 from anemon.ui.charts.chart import Chart
 from anemon.ui.overlay import Overlay
 
-from .helpers import MakeApp
+from .helpers import MakeApp, settle
 from .sample import MARKUP_LINE, replay_feed, sustained
 
 SIZES = {"default": (120, 40), "compact": (80, 24), "wall": (160, 50), "ab": (120, 40)}
@@ -35,19 +35,6 @@ async def draw_now(pilot: Pilot) -> None:
     await pilot.pause()
     pilot.app.redraw(force=True)
     await settle(pilot)
-
-
-async def settle(pilot: Pilot, pauses: int = 20) -> None:
-    """Pause until the screen stops changing: a chart draws at its new size a refresh after its
-    Resized, and its legend is placed a refresh after that draw; under load each can come a
-    pause later than on a quiet machine, so a fixed number of pauses is not a settled screen."""
-    before = pilot.app.export_screenshot()
-    for _ in range(pauses):
-        await pilot.pause()
-        now = pilot.app.export_screenshot()
-        if now == before:
-            return
-        before = now
 
 
 @pytest.mark.parametrize("layout", list(SIZES))
