@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import json
@@ -696,20 +697,30 @@ the table's whole %; energy_j and tokens per %, which it does not show, to 0.1 J
 tokens); docs/spec/cli.md lists them."""
 
 
-def rounded(data: dict[str, object]) -> dict[str, object]:
-    """`data`'s figures to their `DECIMALS` (no float noise: 52.699999999999996 is 52.7)."""
-    for key, places in DECIMALS.items():
-        value = data.get(key)
+def _places(cls: type) -> tuple[tuple[str, int], ...]:
+    """`DECIMALS` of the figures `cls.to_json()` gives (a round has 10 of the 22)."""
+    keys = {f.name for f in dataclasses.fields(cls)}
+    return tuple((key, places) for key, places in DECIMALS.items() if key in keys)
+
+
+_ARM_PLACES = _places(ArmSummary)
+_ROUND_PLACES = _places(RoundSummary)
+
+
+def rounded(data: dict[str, object], places: Iterable[tuple[str, int]]) -> dict[str, object]:
+    """`data`'s figures to their `places` (no float noise: 52.699999999999996 is 52.7)."""
+    for key, decimals in places:
+        value = data[key]
         if isinstance(value, float):
-            data[key] = round(value, places)
+            data[key] = round(value, decimals)
     return data
 
 
 def arm_json(s: ArmSummary) -> dict[str, object]:
     """The spec's per-arm object as JSON and CSV give it: every figure `rounded`."""
-    data = rounded(s.to_json())
+    data = rounded(s.to_json(), _ARM_PLACES)
     for one in cast("list[dict[str, object]]", data["rounds"]):  # to_json's: made once
-        rounded(one)
+        rounded(one, _ROUND_PLACES)
     return data
 
 
