@@ -37,7 +37,7 @@ from anemon.ui.charts.chart import Chart
 from anemon.ui.confirm import Confirm, quit_what
 from anemon.ui.export import export_summary
 from anemon.ui.help import KeysHelp
-from anemon.ui.marker import MarkerPrompt
+from anemon.ui.marker import MarkerBar
 from anemon.ui.overlay import Overlay
 from anemon.ui.overview import Overview
 from anemon.ui.pane import RunPane
@@ -144,6 +144,7 @@ class Dashboard(App[None]):
                     with TabPane(Content(printable(pane.label)), id=f"run-{i}"):  # literal text
                         yield from pane.compose()
         yield Footer()
+        yield MarkerBar()
 
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()
@@ -435,9 +436,10 @@ class Dashboard(App[None]):
         self.notify("no reference: replay SOURCE --overlay OTHER", timeout=4)
 
     def action_marker(self) -> None:
-        self.push_screen(MarkerPrompt(), self._add_marker)
+        self.query_one(MarkerBar).open()
 
-    def _add_marker(self, note: str | None) -> None:
+    def on_marker_bar_noted(self, message: MarkerBar.Noted) -> None:
+        note = message.note
         if not note:
             return
         try:

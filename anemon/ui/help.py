@@ -17,10 +17,12 @@ class KeysHelp(ModalScreen[None]):
     """`rows` are (keys as shown, what they do); `note` a line under them. Escape or `?`
     closes it. No toast covers it: one that comes while it is open is shown once it closes
     (the dashboard's screen shows every toast not timed out), as it covers most of a small
-    terminal (at 80x24, 72x19 of it) and a toast would cover the keys it lists."""
+    terminal (at 80x24, 72x19 of it) and a toast would cover the keys it lists. Opaque: a
+    translucent screen renders the whole dashboard beneath it again, tinted, at each of its
+    changes (~50 ms at 120x40), so `?` took 60-140 ms to reach the screen in a terminal."""
 
     DEFAULT_CSS = """
-    KeysHelp { align: center middle; }
+    KeysHelp { align: center middle; background: $background; }
     KeysHelp Toast { visibility: hidden; }
     KeysHelp > VerticalScroll {
         width: 72; max-width: 100%; height: auto; max-height: 90%; border: round $accent;

@@ -23,7 +23,7 @@ from anemon.ui.pane import is_shown
 from anemon.ui.status import StatusLine
 from anemon.ui.timeline import Timeline
 
-from .helpers import DEFAULT_CHARTS, CallLog, MakeApp, live_feed
+from .helpers import DEFAULT_CHARTS, CallLog, MakeApp, live_feed, settle
 from .sample import MARKUP_LINE, replay_feed
 
 SIZE = (120, 40)
@@ -132,6 +132,24 @@ async def test_marker_key_adds_an_operator_note(make_app: MakeApp) -> None:
         assert "── marker: hot room" in app.query_one(LogPanel).lines
         await pilot.press("m", "x", "escape")
         assert app.feed.session.markers[-1].note == "hot room"
+
+
+async def test_the_marker_bar_takes_every_key_while_open_and_moves_no_panel(
+    make_app: MakeApp,
+) -> None:
+    """Typed over the footer: `l` and `q` are text there, not a layout switch or a quit; the
+    panels keep their places, and the focus goes back where it was."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")  # paused: the status line no longer changes
+        await settle(pilot)
+        panels = {w: w.region for w in app.screen.children if w.id != "marker"}
+        await pilot.press("m")
+        assert {w: w.region for w in panels} == panels
+        await pilot.press(*"l q", "enter")
+        assert app.layout_path.stem == "default" and app.is_running
+        assert app.feed.session.markers[-1].note == "l q"
+        assert app.focused is None and not app.query_one("#marker").display
 
 
 async def test_layout_key_cycles_layouts_live(make_app: MakeApp) -> None:
