@@ -11,11 +11,15 @@ view handed to a worker thread stays as it was while the loop goes on appending.
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
 _FIRST = 64
 """A buffer's first capacity (it doubles from there)."""
+_BULK = 64
+"""From this many readings at once, in order, `TimeSeries.extend` copies them in one go and
+takes the gaps' median again from every time (a sort in numpy) instead of one at a time."""
 
 
 class Column:
@@ -46,6 +50,15 @@ class Column:
             self._buffer = bigger
         self._buffer[n] = value
         self._n = n + 1
+
+    def extend(self, values: np.ndarray) -> None:
+        n, more = self._n, len(values)
+        if n + more > len(self._buffer):  # a new buffer, as `append` makes one
+            bigger = np.empty(max(2 * len(self._buffer), n + more), dtype=self._buffer.dtype)
+            bigger[:n] = self._buffer[:n]
+            self._buffer = bigger
+        self._buffer[n : n + more] = values
+        self._n = n + more
 
     def replace_last(self, value: float) -> None:
         """The last value, changed in a new buffer (views of the old one keep theirs)."""
@@ -119,6 +132,19 @@ class TimeSeries:
                 self._gaps.add(t - last)
         self._t.append(t)
         self._value.append(value)
+
+    def extend(self, t: np.ndarray, value: np.ndarray) -> None:
+        """`add` of each (t, value) in turn, to the same buffers and median: a whole file's
+        readings, in order after the last, are copied at once."""
+        last = float(self._t.view[-1]) if len(self._t) else -math.inf
+        if len(t) < _BULK or not (t[0] >= last and bool((np.diff(t) >= 0).all())):
+            for one, v in zip(t.tolist(), value.tolist(), strict=True):
+                self.add(one, v)
+            return
+        self._t.extend(t)
+        self._value.extend(value)
+        if self._gaps is not None:  # every gap so far: what the adds one by one would hold
+            self._gaps = GapMedian(self._t.view)
 
     def _insert(self, t: float, value: float) -> None:
         times = self._t.view

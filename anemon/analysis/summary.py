@@ -9,7 +9,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, SupportsFloat
+from typing import TYPE_CHECKING, Any, Literal, SupportsFloat
 
 import numpy as np
 
@@ -30,6 +30,11 @@ from anemon.analysis.system_load import STALE_NOTE, LoadReadings, LoadSteps
 from anemon.events import SUMMARY_VERSION, CrashEvent, TelemetryEvent, thermal_name
 from anemon.store import ArmSeries, Session
 from anemon.store.session import BATTERY_CODES, PROCESS_FIELDS
+
+if TYPE_CHECKING:
+    from array import array
+
+    from anemon.store.readings import Columns
 
 SERIOUS = 2
 _SUMMARY_COLUMNS = ("t", "app_t", "round", "prompt_tps", "decode_tps", "gen", "battery", "thermal")
@@ -387,30 +392,36 @@ class EnergyReadings:
         telemetry, battery = session.telemetry, session.battery
         if len(telemetry) <= len(self._t) and len(battery.t) <= len(self._battery):
             return
-        for event in telemetry[len(self._t) :]:
-            self._add(event)
+        if len(telemetry) > len(self._t):
+            self._add(telemetry.columns(len(self._t)))
         seen = len(self._battery)
-        for t, value in zip(battery.t[seen:], battery.value[seen:], strict=True):
-            self._battery.add(t, value)
+        self._battery.extend(_floats(battery.t, seen), _floats(battery.value, seen))
         self._arrays = None
 
-    def _add(self, event: TelemetryEvent) -> None:
-        """One host reading into each buffer that takes it (as `_copy` once masked them)."""
-        t, power_w, plugged = _finite(event.t), _finite(event.power_w), _says_plugged(event)
-        self._t.append(t)
-        self._plugged.append(plugged)
-        if t == t:  # not NaN
-            if plugged:
-                self._plugged_t.add(t, 1.0)
-            elif power_w == power_w:  # a reading while charging is the charger's: no power
-                self._power.add(t, power_w)
-        load_w = _finite(event.load_w)
-        if t == t and load_w == load_w:
-            self._load.add(t, load_w, _finite(event.load_changed_t))
+    def _add(self, readings: Columns) -> None:
+        """New host readings into each buffer that takes it, a column at a time (as `_copy`
+        once masked them): what reading them one event at a time put there."""
+        number = {name: _finite_column(readings.numbers[name]) for name in _READ}
+        plugged = _plugged_column(readings)
+        for i, event in readings.odd.items():  # kept as they came: read as `_finite` reads them
+            for name, column in number.items():
+                column[i] = _finite(getattr(event, name))
+            plugged[i] = _says_plugged(event)
+        t = number["t"]
+        self._t.extend(t)
+        self._plugged.extend(plugged)
+        timed = t == t  # not NaN
+        self._plugged_t.extend(t[timed & plugged], np.ones(int((timed & plugged).sum())))
+        power = number["power_w"]
+        on_battery = timed & ~plugged & (power == power)  # a reading while charging: no power
+        self._power.extend(t[on_battery], power[on_battery])
+        load, changed = number["load_w"], number["load_changed_t"]
+        for i in np.flatnonzero(timed & (load == load)).tolist():  # few: a phone on the cable
+            self._load.add(float(t[i]), float(load[i]), float(changed[i]))
         for name, series in self._process.items():
-            value = _finite(getattr(event, name))
-            if t == t and value == value:
-                series.add(t, value)
+            value = number[name]
+            read = timed & (value == value)
+            series.extend(t[read], value[read])
 
     @property
     def arrays(self) -> ReadingArrays:
@@ -689,6 +700,27 @@ def _says_plugged(event: TelemetryEvent) -> bool:
         or event.plugged is True
         or (isinstance(state, str) and state in PLUGGED_STATES)
     )
+
+
+_READ = ("t", "power_w", "load_w", "load_changed_t", *PROCESS_FIELDS)
+"""The readings' numbers the energy and process figures use."""
+
+
+def _finite_column(values: np.ndarray) -> np.ndarray:
+    """`_finite` of each (the row's NaN is its None): infinities are NaN too."""
+    return np.where(np.isfinite(values), values, math.nan)
+
+
+def _plugged_column(readings: Columns) -> np.ndarray:
+    """`_says_plugged` of each reading (a flag's 1.0 is its True)."""
+    state = readings.texts["battery_state"]
+    said = np.array([s in PLUGGED_STATES for s in state.tolist()], dtype=bool)
+    return (readings.numbers["charging"] == 1.0) | (readings.numbers["plugged"] == 1.0) | said
+
+
+def _floats(values: array, start: int) -> np.ndarray:
+    """A Series' column from `start`, copied (an array exporting its buffer cannot grow)."""
+    return np.array(values[start:], dtype=np.float64)
 
 
 def _finite(value: object) -> float:

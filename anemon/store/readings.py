@@ -19,7 +19,10 @@ import math
 import operator
 from array import array
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, overload
+
+import numpy as np
 
 from anemon.events import TelemetryEvent
 
@@ -34,6 +37,7 @@ _WIDTH = len(_NUMBERS)
 _NUMBER_VALUES = operator.attrgetter(*_NUMBERS)
 _TEXT_VALUES = operator.attrgetter(*_TEXTS)
 _BLANK = array("d", [math.nan]) * _WIDTH
+_NO_TEXTS = (None,) * len(_TEXTS)
 
 
 class Readings(Sequence[TelemetryEvent]):
@@ -59,6 +63,7 @@ class Readings(Sequence[TelemetryEvent]):
             if not _exact(event, numbers):
                 raise TypeError
             self._numbers.extend([math.nan if v is None else v for v in numbers])
+            hash(texts)  # a text that is not one (a list a reader let through)
         except TypeError:  # kept as it came (a row of NaN in its place)
             del self._numbers[at:]
             self._odd[len(self)] = event
@@ -102,6 +107,33 @@ class Readings(Sequence[TelemetryEvent]):
 
     def __iter__(self) -> Iterator[TelemetryEvent]:
         return map(self._event, range(len(self)))
+
+    def columns(self, start: int = 0) -> Columns:
+        """The readings from `start` on as columns, no event made: what a whole-file figure
+        reads (EnergyReadings: 85,000 readings of a 20 MB recording made as events were half
+        its summary's CPU)."""
+        width = len(self) - start
+        flat = np.frombuffer(self._numbers, dtype=np.float64)[start * _WIDTH :]
+        numbers = flat.reshape(width, _WIDTH).T.copy()  # a copy: the array may grow after
+        del flat  # its buffer released: an array exporting one cannot grow
+        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[start:].copy()
+        combinations = [texts or _NO_TEXTS for texts in self._by_index]  # () for an odd one
+        texts = {name: np.array([c[k] for c in combinations] or [None], dtype=object)[said]
+                 for k, name in enumerate(_TEXTS)}  # fmt: skip
+        odd = {i - start: event for i, event in self._odd.items() if i >= start}
+        return Columns(dict(zip(_NUMBERS, numbers, strict=True)), texts, odd)
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Readings as columns: each number field's values (NaN for None; a flag 1.0 or 0.0),
+    each text field's, and the readings kept as they came (their numbers NaN, their texts
+    None) by their place in the columns."""
+
+    numbers: dict[str, np.ndarray]
+    texts: dict[str, np.ndarray]
+    """Each text field's values (an array of objects: str or None)."""
+    odd: dict[int, TelemetryEvent]
 
 
 def _exact(event: TelemetryEvent, numbers: tuple[Any, ...]) -> bool:

@@ -19,6 +19,7 @@ from anemon.events import Event, LoadEvent, StartEvent, TelemetryEvent, TrialEve
 from anemon.recording.reader import SourceReader
 from anemon.recording.writer import Recorder, make_header
 from anemon.store import Session
+from anemon.store.readings import Readings
 
 ENERGY_KEYS = ("power_w_mean", "energy_j", "j_per_token", "tokens_per_battery_pct", "energy_note")
 NULL_ENERGY = dict.fromkeys(ENERGY_KEYS)
@@ -281,7 +282,11 @@ def test_a_damaged_reading_is_no_sample_never_an_error():
         TelemetryEvent(t=2.0, wall=2.0, power_w="3.5"),
         TelemetryEvent(t=3.0, wall=3.0, battery_state=["charging"]),
     ]
-    session = Session(telemetry=telemetry)  # as held, whatever a reader let through
+    held = Readings()  # as they came, whatever a reader let through
+    for event in telemetry:
+        held.append(event)
+    assert list(held) == telemetry
+    session = Session(telemetry=held)
     readings = EnergyReadings.of(session).arrays
     assert readings.t.tolist() == [1.0, 2.0, 3.0] and not len(readings.power_w)
     assert readings.plugged.tolist() == [False, False, False]

@@ -113,7 +113,7 @@ def _samples(t: np.ndarray, value: np.ndarray) -> Samples:
 
 
 def _number(value: object) -> float:
-    return float(value) if isinstance(value, float) else np.nan
+    return float(value) if isinstance(value, float) and np.isfinite(value) else np.nan
 
 
 def old_arrays(session: Session) -> ReadingArrays:
@@ -121,7 +121,9 @@ def old_arrays(session: Session) -> ReadingArrays:
     events = list(session.telemetry)
     t = np.array([_number(e.t) for e in events])
     power_w = np.array([_number(e.power_w) for e in events])
-    plugged = np.array([e.charging is True or e.plugged is True for e in events], dtype=bool)
+    plugged = np.array(
+        [e.charging is True or e.plugged is True or e.battery_state in ("charging", "full")
+         for e in events], dtype=bool)  # fmt: skip
     power = _samples(np.where(plugged, np.nan, t), power_w)
     battery_t, battery = np.array(session.battery.t), np.array(session.battery.value)
     by_time = _order(battery_t)
@@ -136,18 +138,21 @@ def old_arrays(session: Session) -> ReadingArrays:
     )  # fmt: skip
 
 
-def generated(seed: int) -> list[Event]:
-    """A session of trials and readings: some late, some at equal times, some without
-    power, some charging (with a system load), some with the app's process."""
+def generated(seed: int, late: bool = True) -> list[Event]:
+    """A session of trials and readings: some late (unless not `late`: a whole file's
+    readings then come in order, read at once), some at equal times, some without power or
+    with an infinite one, some charging (with a system load, or said by the battery state
+    alone), some with the app's process."""
     rng = random.Random(seed)
     events: list[Event] = []
     t = 0.0
     for i in range(400):
         t += rng.choice((0.0, 0.5, 1.0, 1.0, 1.0, 1.5))
-        at = t - rng.choice((0.0, 0.0, 0.0, 0.0, 2.5, 7.0))  # a late reading now and then
+        at = t - (rng.choice((0.0, 0.0, 0.0, 0.0, 2.5, 7.0)) if late else 0.0)
         charging = i >= 300 and rng.random() < 0.7  # the last arm's
         events.append(TelemetryEvent(
-            t=at, wall=at, power_w=rng.choice((None, 2.5 + rng.random())),
+            t=at, wall=at, power_w=rng.choice((None, 2.5 + rng.random(), float("inf"))),
+            battery_state=rng.choice((None, "unplugged", "full" if i > 350 else None)),
             charging=charging, plugged=charging, battery=rng.choice((None, 90.0 - i / 50)),
             load_w=4.0 + rng.random() if charging else None,
             load_changed_t=rng.choice((at, at - 5.0, at // 10 * 10, None)) if charging else None,
@@ -187,6 +192,39 @@ def test_the_arrays_are_the_old_ways_read_at_once_or_as_they_came() -> None:
         live.update(session)
         assert_same(live.arrays, old_arrays(session))
         assert_same(EnergyReadings.of(session).arrays, old_arrays(session))
+
+
+def test_a_whole_files_readings_in_order_are_read_at_once_as_they_came_one_by_one() -> None:
+    """In order, a whole file's readings are copied into the buffers at once (and the gaps'
+    median taken from every time): the same arrays as the old way's, and as read one by
+    one."""
+    for seed in range(4):
+        session = Session.from_events(generated(seed, late=False))
+        one_by_one, grown = EnergyReadings(), Session()
+        for event in session.telemetry:
+            grown.add(event)
+            one_by_one.update(grown)
+        at_once = EnergyReadings.of(session).arrays
+        assert_same(at_once, old_arrays(session))
+        assert_same(one_by_one.arrays, old_arrays(grown))
+
+
+def test_a_time_series_extended_is_the_one_added_to_one_by_one() -> None:
+    rng = np.random.default_rng(3)
+    for ordered in (True, False):
+        t = np.cumsum(rng.choice([0.0, 0.5, 1.0, 2.0], 500))
+        if not ordered:
+            t[rng.choice(500, 20)] -= 5.0
+        value = rng.random(500)
+        extended, added = TimeSeries(), TimeSeries()
+        extended.add(-1.0, 0.0)
+        added.add(-1.0, 0.0)
+        extended.extend(t, value)
+        for one, v in zip(t.tolist(), value.tolist(), strict=True):
+            added.add(one, v)
+        assert extended.t.tolist() == added.t.tolist()
+        assert extended.value.tolist() == added.value.tolist()
+        assert extended.hold_s == added.hold_s
 
 
 def test_the_figures_of_generated_sessions_are_the_old_ways() -> None:
