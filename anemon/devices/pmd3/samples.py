@@ -53,6 +53,15 @@ def process_sample(row: Any, attributes: Sequence[str], pid: int) -> Read:
     return _checked(sample)
 
 
+def listed(row: Any, pid: int) -> bool | None:
+    """Whether a sysmontap row lists process `pid` (the phone lists every process it runs);
+    None for a row that lists no processes (a system row)."""
+    processes = row.get("Processes") if isinstance(row, Mapping) else None
+    if not isinstance(processes, Mapping):
+        return None
+    return pid in processes or str(pid) in processes
+
+
 def gpu_sample(sample: Any, pid: int | None) -> Read:
     """The GPU's utilisation in a graphics sample; NOTHING without one."""
     gpu = _number(sample.get(GPU_KEY)) if isinstance(sample, Mapping) else None

@@ -6,7 +6,10 @@ Four streams, each in a task of its own, into one queue:
   every EXIT_POLL_S (or `poll_s`, the log's pull, if sooner) in case the phone sends none.
   Watching an app someone else launched (`finds`, `anemon watch --device`), that poll is all
   there is (the phone tells only the launching connection of an exit): it finds the app's
-  pid, sees it gone (an exit), and follows the next pid the bundle runs as;
+  pid, sees it gone (an exit), and follows the next pid the bundle runs as. sysmontap lists
+  every process the phone runs: a poll is not asked while a row since the last one listed
+  the pid followed (each DTX round trip is about 1 ms of the host's CPU), and is asked at once
+  when a row no longer lists it, so an exit is seen as soon as before or sooner;
 - sysmontap every `process_s` (a phone may deliver every 3-5 s: what comes is yielded, nothing
   is filled in); silent for `silent_s` (SILENT_S) it is a gap, not a crash;
 - graphics (`Device Utilization %`), each reading given with the app's next sysmontap sample
@@ -103,6 +106,10 @@ class AppWatch:
         self._gpu: AppSample | None = None
         """The latest GPU reading, waiting for the app's next sample (`_with_gpu`)."""
         self._gpu_timer: asyncio.TimerHandle | None = None
+        self._listed: int | None = None
+        """The pid followed, if a sysmontap row since the last poll listed it (it runs)."""
+        self._poll_wait: asyncio.Timeout | None = None
+        """The exit poll's wait, while it waits: a row without the pid ends it."""
         self._seen: set[str] | None = None
         """The reports listed so far: the first listing's are not this run's; one written
         while the phone was away is new when it is back."""
@@ -154,10 +161,12 @@ class AppWatch:
 
     async def _exits(self, back: Callable[[], None]) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(EXIT_POLL_S, self.poll_s)):
-                    self._exit(await self.session.exits.get())
-                    continue
+            news = await self._message_or_poll()
+            if news is not None:
+                self._exit(news)
+                continue
+            if self._runs():
+                continue
             if self.finds:
                 await self._find(back)
                 continue
@@ -168,6 +177,34 @@ class AppWatch:
             back()
             if running != pid:
                 self._exit(await self._message_for(pid) or AppExit(pid, GONE))
+
+    async def _message_or_poll(self) -> AppExit | None:
+        """The next termination message; None when it is time to poll (EXIT_POLL_S, or at
+        once when sysmontap no longer lists the pid: `_list`)."""
+        try:
+            async with asyncio.timeout(min(EXIT_POLL_S, self.poll_s)) as self._poll_wait:
+                return await self.session.exits.get()
+        except TimeoutError:
+            return None
+        finally:
+            self._poll_wait = None
+
+    def _runs(self) -> bool:
+        """A sysmontap row since the last poll listed the pid followed: it runs, nothing to
+        ask (taken: the next poll needs a row of its own)."""
+        listed, self._listed = self._listed, None
+        return listed is not None and listed == self.session.pid
+
+    def _list(self, row: Any, pid: int) -> None:
+        """Note whether sysmontap's `row` lists `pid`; one that no longer does (an exit, or a
+        relaunch) has the exit poll asked now."""
+        listed = samples.listed(row, pid)
+        if listed:
+            self._listed = pid
+        elif listed is False and pid not in self._exited:
+            self._listed = None
+            if self._poll_wait is not None:
+                self._poll_wait.reschedule(asyncio.get_running_loop().time())
 
     async def _find(self, back: Callable[[], None]) -> None:
         """The app someone else launched: the pid it runs as now. The one followed until now
@@ -236,6 +273,7 @@ class AppWatch:
             back()
             pid = self.session.pid
             if pid is not None:
+                self._list(row.result(), pid)
                 self._read(samples.process_sample(row.result(), attributes, pid))
 
     async def _graphics(self, back: Callable[[], None]) -> None:
@@ -293,7 +331,7 @@ class AppWatch:
         provider = await self.session.connection.developer_provider()
         try:
             async with CrashReportsManager(provider) as manager:
-                listed = set(await manager.ls("/"))
+                listed = await _listing(manager)
                 seen = self._seen = listed if self._seen is None else self._seen
                 back()
                 while True:
@@ -301,7 +339,7 @@ class AppWatch:
                         seen.add(name)
                         await self._report(manager, name)
                     await asyncio.sleep(self.poll_s)
-                    listed = set(await manager.ls("/"))
+                    listed = await _listing(manager)
         except Exception as e:
             raise await self.session.failed(e) from e
 
@@ -319,3 +357,9 @@ class AppWatch:
             return
         if crash is not None:
             self._put(crash)
+
+
+async def _listing(manager: Any) -> set[str]:
+    """The CrashReporter folder's entries as `manager.ls("/")` names them ("/NAME"), in one
+    AFC request: `ls` also asks a `stat` of each entry (dozens on a phone, every poll)."""
+    return {f"/{name}" for name in await manager.afc.listdir("/") if name}
