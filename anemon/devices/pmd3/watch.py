@@ -258,23 +258,17 @@ class AppWatch:
             raise await self.session.failed(e, dvt) from e
 
     async def _rows(self, tap: Any, attributes: list[str], back: Callable[[], None]) -> None:
-        rows = aiter(tap)
-        while True:
-            # Waited for beside, never cancelled: a cancelled read would end the tap's iterator.
-            row = asyncio.ensure_future(anext(rows))
-            try:
-                if not (await asyncio.wait({row}, timeout=self.silent_s))[0]:
-                    silent = f"sysmontap silent for {self.silent_s:g} s"
-                    self._put(AppGap("sysmontap", "begin", silent))
-                    await asyncio.wait({row})
-                    self._put(AppGap("sysmontap", "end", "sysmontap back"))
-            finally:
-                row.cancel()
-            back()
-            pid = self.session.pid
-            if pid is not None:
-                self._list(row.result(), pid)
-                self._read(samples.process_sample(row.result(), attributes, pid))
+        silence = Silence(self.silent_s, self._put)
+        try:
+            async for row in tap:
+                silence.heard()
+                back()
+                pid = self.session.pid
+                if pid is not None:
+                    self._list(row, pid)
+                    self._read(samples.process_sample(row, attributes, pid))
+        finally:
+            silence.stop()
 
     async def _graphics(self, back: Callable[[], None]) -> None:
         from pymobiledevice3.services.dvt.instruments.graphics import Graphics
@@ -357,6 +351,38 @@ class AppWatch:
             return
         if crash is not None:
             self._put(crash)
+
+
+class Silence:
+    """sysmontap silent for `silent_s` is a gap (begun once, ended by the next row). One timer,
+    which moves itself on to `silent_s` after the last row when it fires early: a timer and a
+    task per row would wake the loop twice a row more (a row a second, all run long)."""
+
+    def __init__(self, silent_s: float, put: Callable[[AppNews], None]) -> None:
+        self.silent_s = silent_s
+        self.put = put
+        self.loop = asyncio.get_running_loop()
+        self.last = self.loop.time()
+        self.away = False
+        self.timer = self.loop.call_at(self.last + silent_s, self._due)
+
+    def heard(self) -> None:
+        self.last = self.loop.time()
+        if self.away:
+            self.away = False
+            self.put(AppGap("sysmontap", "end", "sysmontap back"))
+            self.timer = self.loop.call_at(self.last + self.silent_s, self._due)
+
+    def stop(self) -> None:
+        self.timer.cancel()
+
+    def _due(self) -> None:
+        due = self.last + self.silent_s
+        if self.loop.time() < due:
+            self.timer = self.loop.call_at(due, self._due)
+            return
+        self.away = True
+        self.put(AppGap("sysmontap", "begin", f"sysmontap silent for {self.silent_s:g} s"))
 
 
 async def _listing(manager: Any) -> set[str]:
