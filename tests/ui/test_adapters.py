@@ -118,8 +118,10 @@ async def test_what_plotlib_relies_on_of_textual_plot_is_there() -> None:
             it.takes(PlotWidget, "_rerender")
             it.takes(PlotWidget, "_render_line_plot", "dataset")
             it.takes(PlotWidget, "_render_y_ticks")
+            it.takes(PlotWidget, "_update_legend")
             with plot.deferred():
                 plot.plot([0.0, 1.0], [2.0, 3.0], label="a")
+                it.holds(plot.legend_owed, "a labelled `plot` calls `_update_legend`")
                 plot.set_xlimits(0.0, 10.0)
                 plot.set_ylimits(-1.0, 5.0)
                 it.holds(plot._needs_rerender, "a change calls `_rerender`")
@@ -327,7 +329,8 @@ CHECKED = {
     PLOTLIB: {
         "_x_min", "_x_max", "_y_min", "_y_max", "_scale_rectangle", "_labels", "_datasets",
         "_needs_canvas_resize", "_needs_rerender", "_rerender", "_render_line_plot",
-        "_render_y_ticks", "_buffer", "_styles", "_canvas_size", "_refreshes_pending",
+        "_render_y_ticks", "_update_legend", "_buffer", "_styles", "_canvas_size",
+        "_refreshes_pending",
     },
     COMPAT: {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",

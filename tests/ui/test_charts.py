@@ -364,6 +364,42 @@ async def test_a_reading_redraws_only_the_charts_that_show_it(make_app: MakeApp)
         assert redrawn(app, session) == set()  # nothing new: nothing drawn
 
 
+async def test_a_trial_sets_no_legend_whose_text_it_does_not_change(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A legend's text set again is a layout of the whole screen (Textual's Static): a trial
+    that adds a point to two named lines redraws decode with its floating legend, and leaves
+    the legend as it was; a new arm names itself in it."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    for n, arm in enumerate(("a", "b")):
+        add(StartEvent(t=100.0 * n, wall=0.0, arm=arm, line=f"START arm={arm}"))
+        for t in range(1, 30):
+            add(TrialEvent(t=100.0 * n + t, wall=0.0, arm=arm, trial=t, decode_tps=50.0 - n))
+    app = make_app("wall", feed=feed)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        legend = decode.query_one("#legend")
+        assert legend.display
+        laid_out: list[bool] = []
+        refresh = legend.refresh
+        monkeypatch.setattr(
+            legend,
+            "refresh",
+            lambda *a, **k: laid_out.append(k.get("layout", False)) or refresh(*a, **k),
+        )
+        add(TrialEvent(t=130.0, wall=0.0, arm="b", trial=30, decode_tps=49.0))
+        assert decode.draw(feed.session)
+        assert True not in laid_out
+        before = str(legend.render())
+        add(StartEvent(t=200.0, wall=0.0, arm="c", line="START arm=c"))
+        add(TrialEvent(t=201.0, wall=0.0, arm="c", trial=1, decode_tps=30.0))
+        assert decode.draw(feed.session)
+        assert True in laid_out
+        assert "c" in str(legend.render()) and before != str(legend.render())
+
+
 @given(st.floats(1.0, 1e6), st.floats(0.0, 1e5))
 def test_the_x_axis_end_holds_the_newest_point_and_never_moves_back(t: float, later: float) -> None:
     """At or past the session's time, by less than a tenth of it (or a second); never less

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.geometry import Region, Size
+from textual.visual import VisualType
 from textual_hires_canvas import Canvas, TextAlign
 from textual_plot import PlotWidget
 from textual_plot.plot_widget import DataSet, Legend, LinePlot
@@ -64,18 +65,32 @@ class LabelCanvas(Canvas):
         self.refresh()
 
 
+class SteadyLegend(Legend):
+    """textual-plot's legend, set again only when its text changes: a Static's `update` asks
+    for a layout of the whole screen, and textual-plot sets the legend on every `plot`,
+    `clear` and `show_legend`, so a live trial laid out every panel again (~2 ms)."""
+
+    shown: object = None
+
+    def update(self, content: VisualType = "", *, layout: bool = True) -> None:
+        if content != self.shown:
+            self.shown = content
+            super().update(content, layout=layout)
+
+
 class PlotBase(PlotWidget):
     """textual-plot's PlotWidget, with the internals the charts use by name."""
 
     deferring = False
-    """Inside `deferred`: textual-plot's rerenders are only noted."""
+    """Inside `deferred`: textual-plot's rerenders and legend updates are only noted."""
+    legend_owed = False
 
     def compose(self) -> ComposeResult:
         """textual-plot's widgets (`PlotWidget.compose`), the canvases `LabelCanvas`es."""
         with Grid():
             for name in ("margin-top", "margin-left", "plot", "margin-bottom"):
                 yield LabelCanvas(1, 1, id=name)
-        yield Legend(id="legend")
+        yield SteadyLegend(id="legend")
 
     @property
     def limits(self) -> tuple[float, float, float, float]:
@@ -111,12 +126,16 @@ class PlotBase(PlotWidget):
     def deferred(self) -> Iterator[None]:
         """While inside, each change (`clear`, `plot`, `set_xlimits`, …) only notes that the
         next render draws, where textual-plot's `_rerender` refreshes the whole chart on every
-        one: the caller renders once, at the end."""
+        one: the caller renders once, at the end. The legend is set once, at the end: a draw
+        clears it and adds its lines one by one, each a text it did not have."""
         self.deferring = True
         try:
             yield
         finally:
             self.deferring = False
+            if self.legend_owed:
+                self.legend_owed = False
+                self._update_legend()
 
     def _rerender(self) -> None:
         """textual-plot's, called by every change: only noted while `deferred`."""
@@ -124,6 +143,14 @@ class PlotBase(PlotWidget):
             self._needs_rerender = True
         else:
             super()._rerender()
+
+    def _update_legend(self) -> None:
+        """textual-plot's, called by every labelled `plot`, `clear` and `show_legend` (it
+        sets the legend's text and places it): only noted while `deferred`."""
+        if self.deferring:
+            self.legend_owed = True
+        else:
+            super()._update_legend()
 
     def _render_line_plot(self, dataset: LinePlot) -> None:
         """textual-plot draws each line dataset here (from its private `_render_plot`, between
