@@ -27,6 +27,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from anemon.events import Event
 from anemon.feeds import Feed, ReplayControls, RunControls
 from anemon.feeds.replay import EXPORTS_DIR
 from anemon.feeds.runs import Run, Runs
@@ -89,6 +90,9 @@ class Dashboard(App[None]):
         self.title = runs.title
         self.panes = [RunPane(run, runs.prefix(run), log_lines=log_lines, overlay=overlay)
                       for run in runs]  # fmt: skip
+        for run in runs:
+            run.feed.subscribe(self._event_came)
+        self._round_asked = False
         self.pane = self.panes[0]
         """The run shown, which the keys act on."""
         self.quit_question = quit_what(len(self.panes))
@@ -275,6 +279,18 @@ class Dashboard(App[None]):
         self.rounds += 1
         with self.batch_update():
             self.pane.draw(self.scheduler, force)
+
+    def _event_came(self, _event: Event) -> None:
+        """An event while the redraw timer idles (`scheduler.IDLE_REDRAW_S`): a round now, so
+        what it brings shows at once, not up to an idle period later (at the timer's own pace
+        the next round is soon anyway)."""
+        if self._timer_s != self.redraw_s and not self._round_asked and self.mounted:
+            self._round_asked = True
+            self.call_later(self._asked_round)
+
+    def _asked_round(self) -> None:
+        self._round_asked = False
+        self.redraw()
 
     def _news(self) -> None:
         """Each run's alerts as toasts; once a plan run is through, how it ended (and its

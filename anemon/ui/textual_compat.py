@@ -121,6 +121,57 @@ def wrap_output(driver: LinuxDriver, wrap: Callable[[IO[str]], object]) -> None:
         driver._file = wrap(driver._file)  # type: ignore[assignment]
 
 
+INPUT_TICK_S = 0.1
+"""The pace of Textual's own input thread (`LinuxDriver.run_input_thread`: `select(0.1)`
+and a parser `tick` after each), kept while an escape may be pending."""
+
+
+def read_input(driver: LinuxDriver, wake: int) -> None:
+    """Textual's input thread (`LinuxDriver.run_input_thread`) asleep between keys: it waits
+    on the terminal and on `wake` (readable while the driver's `exit_event` is set), where
+    Textual's wakes every 0.1 s, ten times a second (a third of an idle dashboard's CPU), to
+    tick its parser and look at `exit_event`. The parser's one timeout is the escape delay
+    (`constants.ESCAPE_DELAY`, an ESC alone becomes the Escape key): it is ticked at Textual's
+    pace for that long after a key, as Textual does. Relies on what Textual's loop uses: the
+    driver's `fileno`, `exit_event`, `_debug` and `process_message`, and its parser
+    (`textual._xterm_parser.XTermParser`: `feed`, `tick`, `feed("")` at the end)."""
+    import selectors
+    import time
+    from codecs import getincrementaldecoder
+
+    from textual import constants
+    from textual._parser import ParseError
+    from textual._xterm_parser import XTermParser
+
+    parser = XTermParser(driver._debug)
+    decode = getincrementaldecoder("utf-8")().decode
+    pending_until = 0.0  # an escape may be pending until then
+    with selectors.SelectSelector() as selector:  # as Textual's: macOS polls no terminal
+        selector.register(driver.fileno, selectors.EVENT_READ)
+        selector.register(wake, selectors.EVENT_READ)
+        try:
+            while not driver.exit_event.is_set():
+                wait = INPUT_TICK_S if time.monotonic() < pending_until else None
+                for key, _ in selector.select(wait):
+                    if key.fd == wake:
+                        continue  # left unread: every thread waiting on it wakes
+                    data = os.read(key.fd, 4096)
+                    if not data:  # the end of a piped input: nothing more will come
+                        selector.unregister(driver.fileno)
+                    pending_until = time.monotonic() + constants.ESCAPE_DELAY + INPUT_TICK_S
+                    # "" is the parser's end: a character cut by the read is not yet text
+                    for event in parser.feed(text) if (text := decode(data)) else ():
+                        driver.process_message(event)
+                for event in parser.tick():
+                    driver.process_message(event)
+        finally:
+            try:
+                for _ in parser.feed(""):
+                    pass
+            except (EOFError, ParseError):
+                pass
+
+
 def parse_css(css: str, path: Path) -> None:
     """Parse `css` (read from `path`) as the app's stylesheet would, with the default theme's
     variables; raises Textual's errors (they have no common public base)."""

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import queue
+import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -241,6 +244,65 @@ async def test_what_textual_compat_relies_on_of_textuals_driver_is_there() -> No
         it.holds(wrapped == [driver._file], "`_file` is the terminal's file")
 
 
+async def test_what_textual_compat_relies_on_of_textuals_input_thread_is_there() -> None:
+    from textual._parser import ParseError
+    from textual._xterm_parser import XTermParser
+    from textual.drivers.linux_driver import LinuxDriver
+
+    driver = LinuxDriver(App())  # made, not started
+    with relied("textual", COMPAT) as it:
+        it.has(driver, "fileno", "exit_event", "_debug", "process_message", "run_input_thread")
+        it.has(XTermParser(False), "feed", "tick")
+        it.holds(issubclass(ParseError, Exception), "`ParseError` is what its parser raises")
+        source = inspect.getsource(LinuxDriver)
+        it.holds("self.run_input_thread()" in source, "its input thread runs `run_input_thread`")
+        it.holds("select(0.1)" in source, "its own input thread wakes every 0.1 s")
+        it.holds(
+            source.find("self.exit_event.set()") < source.find("self._key_thread.join()"),
+            "the input thread is ended by setting `exit_event`, then joined",
+        )
+        timeouts = re.findall(r"(?:read1|peek1)\(([^)]+)\)", inspect.getsource(XTermParser))
+        it.holds(set(timeouts) == {"constants.ESCAPE_DELAY"}, "the parser's one timeout is ESC's")
+
+
+def test_the_quiet_input_thread_reads_keys_an_escape_alone_and_ends_when_told() -> None:
+    """`read_input` on a pipe for a terminal: keys as Textual's parser reads them, an ESC
+    alone becoming the Escape key once the escape delay is out, and the thread ending when
+    the exit event is set, though no key comes to wake it."""
+    from anemon.ui.terminal import WakingEvent
+
+    keys: queue.Queue[object] = queue.Queue()
+    read_end, write_end = os.pipe()
+
+    class Terminal:
+        fileno = read_end
+        exit_event = WakingEvent()
+        _debug = False
+
+        def process_message(self, message: object) -> None:
+            keys.put(getattr(message, "key", None))
+
+    terminal = Terminal()
+    thread = threading.Thread(
+        target=textual_compat.read_input, args=(terminal, terminal.exit_event.read_end)
+    )
+    thread.start()
+    try:
+        os.write(write_end, b"q")
+        assert keys.get(timeout=10) == "q"
+        os.write(write_end, b"\x1b")
+        assert keys.get(timeout=10) == "escape"
+        terminal.exit_event.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+    finally:
+        terminal.exit_event.set()
+        thread.join(timeout=10)
+        terminal.exit_event.close()
+        os.close(read_end)
+        os.close(write_end)
+
+
 def test_what_textual_compat_relies_on_of_textuals_stylesheet_is_there(tmp_path: Path) -> None:
     from textual.css import match as css_match
     from textual.css.stylesheet import Stylesheet
@@ -336,7 +398,8 @@ CHECKED = {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",
         "_refresh_scrollbars", "_file", "_data", "_update_count", "_get_row_region",
         "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
-        "_update_size", "_process_line", "_update_maximum_width",
+        "_update_size", "_process_line", "_update_maximum_width", "_debug", "XTermParser",
+        "ParseError",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
 }  # fmt: skip

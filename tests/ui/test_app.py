@@ -560,6 +560,35 @@ async def test_the_redraw_timer_slows_when_idle_and_speeds_up_on_a_change(
         assert app.scheduler.period_s == app.redraw_s
 
 
+async def test_an_event_while_the_redraw_timer_idles_is_drawn_at_once(make_app: MakeApp) -> None:
+    """Not up to an idle period later: the event asks a round; at the timer's own pace, none."""
+    from anemon.ui.scheduler import IDLE_AFTER_S, IDLE_REDRAW_S
+
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        app.redraw(force=True)
+        await pilot.pause()
+        assert app._redraw_timer is not None
+        app._redraw_timer.pause()  # only an event's round draws from here
+        rounds = app.rounds
+        feed.pipeline.emit(TextEvent(t=1.0, wall=0.0, line="at the timer's pace"))
+        await pilot.pause()
+        assert app.rounds == rounds
+        app.redraw()  # drawn at the timer's pace
+        app.scheduler.quiet_since -= IDLE_AFTER_S
+        app.scheduler.left = False
+        app.redraw()  # nothing new for that long: the idle pace
+        rounds = app.rounds
+        assert app._timer_s == IDLE_REDRAW_S
+        app._redraw_timer.pause()
+        feed.pipeline.emit(TextEvent(t=2.0, wall=0.0, line="while idle"))
+        feed.pipeline.emit(TextEvent(t=3.0, wall=0.0, line="in the same batch"))
+        await pilot.pause()
+        assert app.rounds == rounds + 1 and app._timer_s == app.redraw_s
+        assert "in the same batch" in app.query_one(LogPanel).lines
+
+
 async def test_a_replay_ticks_on_once_over_when_the_redraw_pace_changes(
     make_app: MakeApp,
 ) -> None:
