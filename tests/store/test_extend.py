@@ -79,6 +79,12 @@ def launch(arm: str, t: float) -> StartEvent:
     return StartEvent(t=t, wall=1e9 + t, arm=arm, app_t=1.0, free_gb=31.0, line=f"START {arm}")
 
 
+EVERY_FIELD: dict[str, Any] = dict(
+    battery=80.0, battery_state="charging", temperature_c=30.5, free_gb=20.0, total_gb=64.0,
+    power_w=2.5, charging=True, plugged=True, load_w=4.0, power_in_w=5.0, battery_power_w=1.0,
+    load_changed_t=1.0, source="pmd3",
+)  # fmt: skip
+"""A host reading's every field but its process's."""
 CASES: dict[str, list[Event]] = {
     "a launch and its trials, a reading before each": [launch("a", 0.0), *interleaved(200)],
     "two arms' launches": [
@@ -93,24 +99,7 @@ CASES: dict[str, list[Event]] = {
     ],
     "no launch, no arm": interleaved(BULK_MIN, arm=None),
     "readings alone, every field": [
-        TelemetryEvent(
-            t=float(i),
-            wall=1e9 + i,
-            battery=80.0,
-            battery_state="charging",
-            temperature_c=30.5,
-            free_gb=20.0,
-            total_gb=64.0,
-            power_w=2.5,
-            charging=True,
-            plugged=True,
-            load_w=4.0,
-            power_in_w=5.0,
-            battery_power_w=1.0,
-            load_changed_t=1.0,
-            source="pmd3",
-        )
-        for i in range(BULK_MIN)
+        TelemetryEvent(t=float(i), wall=1e9 + i, **EVERY_FIELD) for i in range(BULK_MIN)
     ],
     "process readings and markers cut the runs": [
         launch("a", 0.0),
