@@ -181,11 +181,11 @@ class Replayer:
         if missed:
             self._replay_to(self._position)
 
-    def _add_until(self, end: int, limit: int | None = None, notify: bool = True) -> int:
+    def _add_until(self, end: int, limit: int | None = None) -> int:
         if limit is not None:
             end = min(end, self._index + limit)
         add = self.session.add
-        listener = self._listener if notify else None
+        listener = self._listener
         deadline = self._monotonic() + TICK_BUDGET_S if limit is not None else math.inf
         start = index = self._index
         while index < end:
@@ -231,14 +231,21 @@ class Replayer:
         if end < self._index:
             self._replay_to(position)
         else:
-            self._add_until(end, notify=False)
+            self._catch_up(end)
         self._position = position
 
     def _replay_to(self, position: float) -> None:
         """A new Session with every event up to `position` (none to the listener)."""
         self.session = Session()
         self._index = 0
-        self._add_until(bisect.bisect_right(self.times, self.start + position), notify=False)
+        self._catch_up(bisect.bisect_right(self.times, self.start + position))
+
+    def _catch_up(self, end: int) -> None:
+        """The events up to `end` into the Session at once (a seek: none to the listener, no
+        time budget), trials and readings a column at a time (`Session.extend`)."""
+        if end > self._index:
+            self.session.extend(self.events[self._index : end])
+            self._index = end
 
     def seek_by(self, seconds: float) -> None:
         self.seek(self._position + seconds)

@@ -20,6 +20,7 @@ import operator
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
 from typing import Any, overload
 
 import numpy as np
@@ -75,6 +76,15 @@ class Readings(Sequence[TelemetryEvent]):
             self._by_index.append(texts)
         self._texts.append(said)
 
+    def put(self, block: Block) -> None:
+        """`append` each reading of `block`, a block at a time."""
+        self._numbers.extend(block.numbers)
+        for combination in dict.fromkeys(block.texts):
+            if combination not in self._said:
+                self._said[combination] = len(self._by_index)
+                self._by_index.append(combination)
+        self._texts.extend(array("I", map(self._said.__getitem__, block.texts)))
+
     def _event(self, index: int) -> TelemetryEvent:
         odd = self._odd.get(index)
         if odd is not None:
@@ -125,6 +135,54 @@ class Readings(Sequence[TelemetryEvent]):
 
 
 @dataclass(frozen=True, slots=True)
+class Block:
+    """TelemetryEvents made into their rows before any is kept (`Readings.put`): `of` gives
+    None where `Readings.append` would keep one as it came (`_exact`)."""
+
+    events: Sequence[TelemetryEvent]
+    numbers: array
+    """Their `_NUMBERS`, one row after another, NaN for None."""
+    texts: list[tuple[str | None, ...]]
+
+    @property
+    def count(self) -> int:
+        return len(self.events)
+
+    @classmethod
+    def of(cls, events: Sequence[TelemetryEvent]) -> Block | None:
+        if not all(type(event) is TelemetryEvent for event in events):
+            return None
+        columns = []
+        for name in _NUMBERS:  # a column at a time: most of a reading's fields are None
+            items = field_values(events, name)
+            nones = items.count(None)
+            if nones and name in ("t", "wall"):
+                return None
+            try:
+                column = _column(items, nones)
+            except (TypeError, ValueError, OverflowError):  # not a number array("d") takes
+                return None
+            if np.count_nonzero(np.isnan(column)) != nones:
+                return None  # a NaN (kept as it came)
+            columns.append(column)
+        texts = list(map(_TEXT_VALUES, events))
+        try:
+            dict.fromkeys(texts)
+        except TypeError:  # a text that is not one (a list a reader let through)
+            return None
+        rows = np.column_stack(columns) if events else np.empty((0, _WIDTH))
+        return cls(events, array("d", rows.tobytes()), texts)
+
+    def values(self, name: str) -> list[Any]:
+        """Each reading's field `name`, in order."""
+        return field_values(self.events, name)
+
+    def present(self, name: str) -> tuple[array, array]:
+        """The times and values of field `name` where it is not None (`present`)."""
+        return present(self.values("t"), self.values(name))
+
+
+@dataclass(frozen=True, slots=True)
 class Columns:
     """Readings as columns: each number field's values (NaN for None; a flag 1.0 or 0.0),
     each text field's, and the readings kept as they came (their numbers NaN, their texts
@@ -134,6 +192,27 @@ class Columns:
     texts: dict[str, np.ndarray]
     """Each text field's values (an array of objects: str or None)."""
     odd: dict[int, TelemetryEvent]
+
+
+def field_values(events: Sequence[Any], name: str) -> list[Any]:
+    """Each event's field `name`, in order."""
+    return list(map(operator.attrgetter(name), events))
+
+
+def present(t: list[Any], items: list[Any]) -> tuple[array, array]:
+    """The times and values a `Series.append` for each pair keeps (the values not None), as
+    arrays (raising where `append` would: a value not a number)."""
+    kept = list(map(operator.is_not, items, repeat(None)))
+    return array("d", compress(t, kept)), array("d", compress(items, kept))
+
+
+def _column(items: list[Any], nones: int) -> np.ndarray:
+    """Values as `Readings.append` puts them (NaN for None); raises where it would not."""
+    if nones == len(items):
+        return np.full(len(items), math.nan)
+    if not nones:
+        return np.frombuffer(array("d", items))
+    return np.frombuffer(array("d", [math.nan if v is None else v for v in items]))
 
 
 def _exact(event: TelemetryEvent, numbers: tuple[Any, ...]) -> bool:

@@ -156,7 +156,7 @@ def restyled(app: App[Any], rules: list[RuleSet]) -> list[DOMNode]:
         for node in root.walk_children(with_self=True):
             if id(node) in found:
                 continue
-            hits = [rule for rule in rules if textual_compat.matches(rule, node)]
+            hits = textual_compat.matching(rules, node)
             if not hits:
                 continue
             found[id(node)] = node

@@ -332,6 +332,28 @@ def test_what_textual_compat_relies_on_of_textuals_stylesheet_is_there(tmp_path:
         )
 
 
+async def test_what_textual_compat_matches_rules_by_is_there() -> None:
+    from textual.css.stylesheet import Stylesheet
+
+    sheet = Stylesheet()
+    css = "Log { width: 10; } .odd { height: 3; } Screen Log { height: 2; } #none { color: red; }"
+    sheet.add_source(css, read_from=("test", ""))
+    sheet.parse()
+    app = Widgets()
+    async with app.run_test(size=(40, 12)):
+        log, table = app.query_one(Log), app.query_one(DataTable)
+        table.add_class("odd")
+        with relied("textual", COMPAT) as it:
+            it.has(log, "_selector_names")
+            it.has(sheet.rules[0], "selector_names")
+            hits = {n: [str(r.selector_set) for r in textual_compat.matching(sheet.rules, n)]
+                    for n in (log, table)}  # fmt: skip
+            it.holds(len(hits[log]) == 2 and all("Log" in h for h in hits[log]),
+                     "a rule whose last selector names a node's type matches it")  # fmt: skip
+            it.holds(hits[table] == [str(sheet.rules[1].selector_set)],
+                     "a rule naming a node's class matches it, no other")  # fmt: skip
+
+
 def test_a_layout_that_does_not_parse_leaves_the_old_one_in_place(tmp_path: Path) -> None:
     from textual.css.stylesheet import Stylesheet
 
@@ -399,7 +421,7 @@ CHECKED = {
         "_refresh_scrollbars", "_file", "_data", "_update_count", "_get_row_region",
         "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
         "_update_size", "_process_line", "_update_maximum_width", "_debug", "XTermParser",
-        "ParseError",
+        "ParseError", "_selector_names",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
 }  # fmt: skip

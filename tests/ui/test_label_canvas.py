@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual_hires_canvas import Canvas, TextAlign
 
 from anemon.store import Session
@@ -41,6 +41,23 @@ async def test_a_label_canvas_writes_the_cells_textual_hires_canvas_writes(
             theirs.write_text(x, y, text, align)
             ours.write_text(x, y, text, align)
             assert plotlib.canvas_rows(ours) == plotlib.canvas_rows(theirs), (text, x, y)
+
+
+async def test_a_label_canvas_renders_the_lines_textual_hires_canvas_renders() -> None:
+    app = Two()
+    async with app.run_test(size=(20, 10)) as pilot:
+        theirs = app.query_one("#theirs", Canvas)
+        ours = app.query_one("#ours", plotlib.LabelCanvas)
+        for canvas in (theirs, ours):
+            canvas.reset(size=Size(12, 3))
+            for y, text in enumerate(TEXTS[3:]):
+                canvas.write_text(0, y, text)
+        for background in ("#203040", "#000000"):  # an ancestor's style changes between renders
+            app.screen.styles.background = background
+            await pilot.pause()
+            lines = [canvas.render_lines(Region(0, 0, 12, 3)) for canvas in (theirs, ours)]
+            assert lines[0] == lines[1], background
+            assert ours.rich_style == theirs.rich_style
 
 
 class OneChart(App[None]):

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.visual import VisualType
 from textual_hires_canvas import Canvas, TextAlign
 from textual_plot import PlotWidget
@@ -43,7 +44,25 @@ def parsed(markup: str) -> tuple[str, tuple[str, ...]]:
 class LabelCanvas(Canvas):
     """A canvas whose `write_text` parses each text once (`parsed`): textual-hires-canvas
     parses the markup and styles every character on every write (~0.2 ms a label), and a
-    live trial redraws some 70 axis labels, nearly all of them the same as before."""
+    live trial redraws some 70 axis labels, nearly all of them the same as before. Its base
+    style is worked out once a render (`render_lines`), not once a line."""
+
+    _render_style: Style | None = None
+    """`rich_style` while the lines of one render are drawn (None: outside one)."""
+
+    @property
+    def rich_style(self) -> Style:
+        """Textual's (every ancestor's styles folded, nothing kept): textual-hires-canvas
+        asks it for every line it renders, a fifth of a chart's repaint; within one
+        `render_lines` the styles cannot change."""
+        return self._render_style if self._render_style is not None else super().rich_style
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._render_style = super().rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._render_style = None
 
     def write_text(self, x: int, y: int, text: str, align: TextAlign = TextAlign.LEFT) -> None:
         """The same cells as textual-hires-canvas's `write_text` (aligned at `x` alike, cut
