@@ -1,3 +1,3 @@
-from anemon.cli import main
+from anemon.cli import program
 
-raise SystemExit(main())
+program()

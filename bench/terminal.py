@@ -13,13 +13,17 @@ processes in tmux panes, measured the user's way.
    log; every replay key in a paused `anemon replay` of a 10,000-trial recording (targets:
    median 50 ms, max 100 ms per key).
 
+4. Quitting: from `tmux send-keys q` to the process's end, in a live watch of the 10,000-trial
+   log and in a paused replay of the 10,000-trial recording, at 120x40: the shell's prompt is
+   back then (target: the keys' 100 ms).
+
 Each figure is printed with its runs, their spread, the target and met/MISSED. The machine's
 load average is printed first: on a loaded machine the ticks still count this process's work,
 the key latencies much less so. Needs tmux (and Linux's /proc).
 
-Run: .venv/bin/python bench/terminal.py [--quick] [--only cpu|device|keys]
-The full run takes ~10 minutes (3 runs of 45 s windows, 2 of the device, 5 presses per key),
---quick ~3 (one run of 20 s windows, 3 presses per key).
+Run: .venv/bin/python bench/terminal.py [--quick] [--only cpu|device|keys|quit]
+The full run takes ~11 minutes (3 runs of 45 s windows, 2 of the device, 5 presses per key,
+5 quits of each), --quick ~3 (one run of 20 s windows, 3 presses per key, 3 quits).
 """
 
 from __future__ import annotations
@@ -239,15 +243,41 @@ def key_figures(tmp: Path, times: int) -> list[Presses]:
     return out
 
 
+def quit_figures(tmp: Path, times: int) -> list[Runs]:
+    """`q` to the process's end, `times` fresh processes each: a live watch, a paused replay."""
+    log = tmp / "bench.log"
+    log.write_text(log_lines(PER_ARM))
+    commands = {
+        "a live watch": (anemon("watch", str(log), "--no-record", "--layout", "default"), ""),
+        "a paused replay": (anemon("replay", str(recording(tmp)), "--layout", "default"), "Space"),
+    }
+    out = []
+    for where, (command, first) in commands.items():
+        took = []
+        for _ in range(times):
+            with Pane(command, SIZES[0], tmp) as p:
+                p.settled(quiet_s=0.0 if first else 1.0, has="arm")  # a replay plays: no quiet
+                if first:
+                    p.keys(first)
+                    p.settled()
+                ended = p.ended_after("q")
+                if ended is None:
+                    raise SystemExit(f"bench: `q` did not end {where}")
+                took.append(1000 * ended)
+        out.append(Runs(f"`q` in {where} of 10,000 trials at 120x40, to the process's end",
+                        took, 100, "ms"))  # fmt: skip
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one run of 20 s, 3 presses a key")
-    parser.add_argument("--only", choices=("cpu", "device", "keys"), action="append",
+    parser.add_argument("--only", choices=("cpu", "device", "keys", "quit"), action="append",
                         help="run only these parts (repeatable)")  # fmt: skip
     args = parser.parse_args()
     if shutil.which("tmux") is None or not Path("/proc/self/stat").exists():
         raise SystemExit("bench/terminal.py needs tmux and /proc (Linux)")
-    parts = set(args.only or ("cpu", "device", "keys"))
+    parts = set(args.only or ("cpu", "device", "keys", "quit"))
     runs, window_s, times = (1, 20.0, 3) if args.quick else (3, 45.0, 5)
     print(f"load average at start: {load()} on {os.cpu_count()} cores")
     figures: list[Runs | Presses] = []
@@ -270,6 +300,8 @@ def main() -> None:
             figures.append(Runs(what, [g[0] for g in got_device], 1.0, "% of a core"))
         if "keys" in parts:
             figures += key_figures(tmp, times)
+        if "quit" in parts:
+            figures += quit_figures(tmp, times)
     print(f"load average at the end: {load()}")
     for figure in figures:
         print(figure.line())

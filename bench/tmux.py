@@ -33,6 +33,15 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * TICK_S  # utime, stime: fields 14 and 15
 
 
+def running(pid: int) -> bool:
+    """Whether `pid` is a process that has not ended (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
+
+
 class Pane:
     """`command` in a pane of `size` (columns, rows), started in `cwd` with `env` added."""
 
@@ -87,6 +96,18 @@ class Pane:
         while time.perf_counter() - start < timeout_s:
             if self.screen() != before:
                 return time.perf_counter() - start
+        return None
+
+    def ended_after(self, key: str, timeout_s: float = 10.0) -> float | None:
+        """Seconds from sending `key` to the process's end (gone, or a zombie: tmux reaps its
+        pane's process a second or more later, which a shell does not wait for); None when it
+        still runs after `timeout_s`."""
+        start = time.perf_counter()
+        self.keys(key)
+        while time.perf_counter() - start < timeout_s:
+            if not running(self.pid):
+                return time.perf_counter() - start
+            time.sleep(0.002)
         return None
 
     def close(self) -> None:
