@@ -26,20 +26,25 @@ def anemon(*args: str) -> list[str]:
     return [sys.executable, "-m", "anemon", *args]
 
 
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the third (the state) on: after the command name, which may
+    hold spaces."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2 :].split()
+
+
 def cpu_s(pid: int) -> float:
     """The CPU time (user + system, every thread) a process has used, from its own ticks."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) * TICK_S  # utime, stime: fields 14 and 15
 
 
 def running(pid: int) -> bool:
     """Whether `pid` is a process that has not ended (a zombie has)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return _stat(pid)[0] != "Z"
     except FileNotFoundError:
         return False
-    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
 
 
 class Pane:
