@@ -111,8 +111,9 @@ def _end_now(status: list[int]) -> None:
     gone (the shell's prompt waited for it), ~0.25 s after a command that only imported the
     dashboard. Files are closed by their owners before main returns; what stdout and stderr
     still buffer is flushed here. Anything else (an uncaught exception, a flush that fails)
-    leaves Python's own exit to report it as before."""
-    if not status:
+    leaves Python's own exit to report it as before, as does a tracer or profiler (coverage,
+    a debugger), whose own exit handler, registered before this one, runs after it."""
+    if not status or sys.gettrace() is not None or sys.getprofile() is not None:
         return
     try:
         for stream in (sys.stdout, sys.stderr):

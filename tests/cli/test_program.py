@@ -1,6 +1,7 @@
 """How the program ends (`cli.program`, what `anemon` and `python -m anemon` run): with main's
 status, what stdout still buffered written, the exit handlers the command registered run, and
-the interpreter's teardown skipped."""
+the interpreter's teardown skipped. An exit handler registered before the program starts (as
+coverage's is) runs only where Python's own exit comes: so it tells which one came."""
 
 from __future__ import annotations
 
@@ -14,12 +15,8 @@ from pathlib import Path
 import anemon.cli as cli
 
 out = Path(sys.argv[1])
-
-class TornDown:
-    def __del__(self):  # run by the interpreter's teardown of this module, if it comes
-        (out / "torn down").write_text("")
-
-kept = TornDown()
+atexit.register((out / "early").write_text, "ran")  # before the program: runs after its own
+TRACED
 
 def command():
     atexit.register((out / "handler").write_text, "ran")
@@ -31,9 +28,10 @@ cli.program()
 """
 
 
-def run(tmp_path: Path, status: str) -> subprocess.CompletedProcess[str]:
+def run(tmp_path: Path, status: str, traced: str = "") -> subprocess.CompletedProcess[str]:
+    command = COMMAND.replace("STATUS", status).replace("TRACED", traced)
     return subprocess.run(
-        [sys.executable, "-c", COMMAND.replace("STATUS", status), str(tmp_path)],
+        [sys.executable, "-c", command, str(tmp_path)],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -43,7 +41,7 @@ def test_the_program_ends_with_mains_status_its_output_and_its_exit_handlers(tmp
     assert done.returncode == 3, done.stderr
     assert done.stdout == "buffered, no newline"
     assert (tmp_path / "handler").read_text() == "ran"
-    assert not (tmp_path / "torn down").exists()  # the teardown (0.3-0.8 s here) did not come
+    assert not (tmp_path / "early").exists()  # Python's exit (0.3-0.8 s here) did not come
 
 
 def test_a_status_of_zero_is_zero(tmp_path):
@@ -55,4 +53,12 @@ def test_an_error_out_of_main_exits_as_python_does(tmp_path):
     done = run(tmp_path, "1 // 0")
     assert done.returncode == 1
     assert "ZeroDivisionError" in done.stderr
-    assert (tmp_path / "torn down").exists()  # Python's own exit, teardown and all
+    assert (tmp_path / "early").read_text() == "ran"
+
+
+def test_a_traced_program_exits_as_python_does(tmp_path):
+    """coverage or a debugger: its exit handler, registered first, must still run."""
+    done = run(tmp_path, "0", traced="sys.settrace(lambda *args: None)")
+    assert (done.returncode, done.stdout) == (0, "buffered, no newline")
+    assert (tmp_path / "handler").read_text() == "ran"
+    assert (tmp_path / "early").read_text() == "ran"
