@@ -6,7 +6,7 @@ rows: `{Type: 7, Processes: {pid: [a value per procAttrs]}}` (the bench app, Spr
 the rest) and `{Type: 33, SystemCPUUsage, System: [a value per sysAttrs]}`. cpuUsage is % of one
 core, None in a process's first sample (there is no interval to measure it over yet);
 physFootprint and memResidentSize are bytes. `stop` ends the rows. What some phones do is
-`Misbehaviour`'s: rows slower than asked, withheld, or with the app's values absurd.
+`Misbehaviour`'s: rows slower than asked, withheld, with the app's values absurd, or garbled.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from anemon.devices.virtual.dvt.connection import Channel, unknown
 from anemon.devices.virtual.dvt.processcontrol import Processes
-from anemon.devices.virtual.dvt.wire import Malformed
+from anemon.devices.virtual.dvt.wire import Garbled, Malformed
 from anemon.simulator.process import Usage
 
 IDENTIFIER = "com.apple.instruments.server.services.sysmontap"
@@ -28,6 +28,11 @@ SYSTEM_BYTES = 3_200_000_000
 """What the kernel and the system hold besides the listed processes (est.)."""
 CPU_COUNT = 6
 DEFAULT_MS = 500
+
+DAEMONS = tuple(Usage(300 + i, f"daemon{i}", 3_000_000 + 40_000 * i, 0.0, 0.0) for i in range(320))
+"""The rest of what a phone runs, idle, each listed in every row: an iPhone lists some 300
+processes (est.), so a row costs a client what a phone's does (the simulator's few would not).
+Their memory is in SYSTEM_BYTES."""
 
 ABSURD = {"cpuUsage": 1e6, "physFootprint": -4096}
 """What a phone's counters give when they wrap or glitch."""
@@ -46,6 +51,8 @@ class Misbehaviour:
     """Rows not sent so far because of `silent`."""
     absurd: int = 0
     """How many of the next rows carry absurd values for the running app."""
+    garbled: int = 0
+    """How many of the next messages are bytes that are no archive (a damaged message)."""
 
 
 _PROCESS: Mapping[str, Callable[[Usage], Any]] = {
@@ -103,11 +110,16 @@ class Sysmontap:
         if self.misbehaving.silent:
             self.misbehaving.withheld += 1
             return
+        if self.misbehaving.garbled > 0:
+            self.misbehaving.garbled -= 1
+            self.channel.send(Garbled(b"bplist00 damaged on its way"))
+            return
         usage = self.sim.usage()
+        listed = usage + list(DAEMONS)
         mach = int(self.clock() * 24_000_000)  # the 24 MHz timebase
         processes = {u.pid: [self._value(name, u) for name in self._names("procAttrs")]
-                     for u in usage}  # fmt: skip
-        self._seen |= {u.pid for u in usage}
+                     for u in listed}  # fmt: skip
+        self._seen |= {u.pid for u in listed}
         self._spoil(processes)
         system = self._system(usage)
         cpu = sum(u.cpu_pct for u in usage)
