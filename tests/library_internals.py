@@ -1,7 +1,7 @@
-"""Where anemon names a private attribute of Textual, textual-plot, textual-hires-canvas or
-textual-serve: its modules' syntax read against the private names the installed libraries
-define (`uses`). For tests/test_library_internals.py (no module but the adapters uses one) and
-tests/ui/test_adapters.py (every name an adapter uses is checked there).
+"""Where anemon names a private attribute of Textual, textual-plot, textual-hires-canvas,
+textual-serve or pymobiledevice3: its modules' syntax read against the private names the
+installed libraries define (`uses`). For tests/test_library_internals.py (no module but the
+adapters uses one) and tests/ui/test_adapters.py (every name an adapter uses is checked there).
 
 A private name has one leading underscore. A use of a library's is:
 - `self._x`, `cls._x` or `super()._x` in a class whose library bases define `_x` (in their
@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-LIBRARIES = ("textual", "textual_plot", "textual_hires_canvas", "textual_serve")
+LIBRARIES = ("textual", "textual_plot", "textual_hires_canvas", "textual_serve", "pymobiledevice3")
 """The libraries whose private names stay in their adapters (import names)."""
 ADAPTERS = {
     "anemon/ui/textual_compat.py": ("textual",),
     "anemon/ui/charts/plotlib.py": ("textual_plot", "textual_hires_canvas"),
     "anemon/ui/serve.py": ("textual_serve",),
+    "anemon/devices/pmd3/raw_tap.py": ("pymobiledevice3",),
 }
 """Each adapter, and the libraries whose private names it alone may use."""
 

@@ -4,13 +4,19 @@ the app's, and why)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import plistlib
 
 import pytest
+from bpylist2 import archiver
+from hypothesis import given
+from hypothesis import strategies as st
 
 from anemon.devices import reports
 from anemon.devices.base import AppSample, exit_reason
 from anemon.devices.pmd3 import samples
+from anemon.devices.pmd3.keyed_archive import Unreadable
 
 ATTRIBUTES = ["pid", "name", "cpuUsage", "physFootprint"]
 APP, SPRINGBOARD = 812, 64
@@ -128,3 +134,79 @@ def test_a_report_that_is_not_json_is_refused_in_one_line(data: bytes):
 )  # fmt: skip
 def test_an_exit_in_words(code: object, signal: object, said: str):
     assert exit_reason(code, signal) == said
+
+
+# -- a sysmontap message's bytes, decoded only as far as the app (samples.rows) ---------------
+
+values = st.one_of(
+    st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False), st.text(max_size=8)
+)
+processes = st.dictionaries(st.integers(0, 999), st.lists(values, max_size=4), max_size=12)
+
+
+def projected(message: object, pid: int) -> list[object]:
+    """What `rows` gives of a message, from the message decoded whole."""
+    found: list[object] = []
+    for whole in message if isinstance(message, list) else [message]:
+        listing = whole.get("Processes") if isinstance(whole, dict) else None
+        if listing is None:
+            found.append({})
+        else:
+            found.append({"Processes": {pid: listing[pid]} if pid in listing else {}})
+    return found
+
+
+@given(processes, st.integers(0, 999), st.booleans())
+def test_rows_read_from_the_bytes_are_the_whole_decode_cut_to_the_app(
+    listing: dict[int, list[object]], pid: int, listed: bool
+):
+    if listed:  # a process of the listing, with its drawn values
+        listing.setdefault(pid, [pid, 38.5, 1_990_000_000])
+        pid = sorted(listing)[pid % len(listing)]
+    message = [{"Type": 7, "Processes": listing, "StartMachAbsTime": 5},
+               {"Type": 33, "CPUCount": 6, "System": [1, 2.5, None]}]  # fmt: skip
+    data = archiver.archive(message)
+    assert samples.rows(data, pid) == projected(archiver.unarchive(data), pid)
+
+
+def test_a_phones_row_of_hundreds_of_processes_gives_the_apps_sample():
+    listing = {p: [p, "daemon", 0.1, 4e6] for p in range(1, 400)}
+    listing[APP] = [APP, "Bench", 184.5, 1.62e9]
+    rows = samples.rows(archiver.archive([row(), {"Type": 7, "Processes": listing}]), APP)
+    assert [samples.process_sample(r, ATTRIBUTES, APP) for r in rows] == [
+        samples.NOTHING, samples.Read(AppSample(APP, cpu_pct=184.5, mem_gb=1.62))
+    ]  # fmt: skip
+    assert [samples.listed(r, APP) for r in rows] == [False, True]
+
+
+def test_a_row_whose_values_are_not_a_list_is_refused_as_before():
+    rows = samples.rows(archiver.archive([row(p812="812")]), APP)  # type: ignore[arg-type]
+    said = "sysmontap: a row with str values for 4 attributes"
+    assert samples.process_sample(rows[0], ATTRIBUTES, APP) == samples.Read(warning=said)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"bplist00",
+        b"not a plist at all" * 3,
+        plistlib.dumps([1, 2], fmt=plistlib.FMT_BINARY),
+        plistlib.dumps({"$objects": [], "$top": {}}, fmt=plistlib.FMT_BINARY),
+    ],
+)
+def test_a_payload_that_is_no_keyed_archive_is_unreadable(payload: bytes):
+    with pytest.raises(Unreadable):
+        samples.rows(payload, APP)
+
+
+@given(st.data())
+def test_a_damaged_message_is_unreadable_or_read_never_an_error(data: st.DataObject):
+    whole = bytearray(archiver.archive([row(p64=[64, "SpringBoard", 3.0, 9e7],
+                                            p812=[812, "Bench", 50.0, 1.3e9])]))  # fmt: skip
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(whole) - 1))
+        whole[at] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(whole)))
+    with contextlib.suppress(Unreadable):
+        samples.rows(bytes(whole[:cut] if data.draw(st.booleans()) else whole), APP)

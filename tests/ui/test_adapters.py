@@ -36,6 +36,7 @@ from tests.library_internals import ADAPTERS, REPO, uses
 PLOTLIB = "anemon/ui/charts/plotlib.py"
 COMPAT = "anemon/ui/textual_compat.py"
 SERVE = "anemon/ui/serve.py"
+RAW_TAP = "anemon/devices/pmd3/raw_tap.py"
 
 
 @dataclass
@@ -407,6 +408,29 @@ def test_what_the_serve_adapter_relies_on_of_textuals_web_driver_is_there() -> N
         it.holds(queued, "`start_application_mode` queues the app's blur (the focus goes after)")
 
 
+# -- pymobiledevice3: anemon/devices/pmd3/raw_tap.py -----------------------------------------
+
+
+def test_what_raw_tap_relies_on_of_pymobiledevice3s_dtx_is_there() -> None:
+    from pymobiledevice3.dtx import DTXService
+    from pymobiledevice3.dtx.channel import DTXChannel
+    from pymobiledevice3.dtx.message import DTXMessage
+    from pymobiledevice3.services.dvt.instruments.tap import TapService
+
+    with relied("pymobiledevice3", RAW_TAP) as it:
+        it.takes(DTXChannel, "_handle_notification", "message")
+        handled = inspect.getsource(DTXChannel._handle_message)
+        it.holds("await self._handle_notification(message)" in handled,
+                 "a notification goes through `_handle_notification(message)`")  # fmt: skip
+        it.holds("self._channel" in inspect.getsource(DTXService.__init__),
+                 "a service holds its channel as `_channel`")  # fmt: skip
+        it.holds("payload_data" in inspect.getsource(DTXMessage),
+                 "a message's undecoded payload is `payload_data`")  # fmt: skip
+        it.has(TapService, "set_config_", "start", "stop")
+        it.holds("self.messages" in inspect.getsource(TapService.__init__),
+                 "a tap service queues its messages in `messages`")  # fmt: skip
+
+
 # -- every private name an adapter uses is checked above -----------------------------------
 
 CHECKED = {
@@ -424,6 +448,7 @@ CHECKED = {
         "ParseError", "_selector_names",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},
+    RAW_TAP: {"_channel", "_handle_notification"},
 }  # fmt: skip
 """The private names each adapter's tests above check."""
 

@@ -1,7 +1,8 @@
 """The bench app's process in DVT's samples: sysmontap rows and graphics dicts as `AppSample`s.
 
-A sysmontap row covers every process (SpringBoard's too): the app's is picked by its pid. Its
-values come in the order of the attributes asked for (`setConfig:` procAttrs). cpuUsage is %
+A sysmontap row covers every process (SpringBoard's too): the app's is picked by its pid, and
+only its values are decoded (`rows`: hundreds of processes a row on a phone). Its values come
+in the order of the attributes asked for (`setConfig:` procAttrs). cpuUsage is %
 of one core (None in a process's first sample), physFootprint bytes (GB = 10^9 bytes, what
 jetsam counts). A value outside anemon's ranges (parsing/ranges.py: negative memory, 10^6 %
 CPU) drops the sample, and a row whose value count is not the attribute count is refused:
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from anemon.devices.base import AppSample
+from anemon.devices.pmd3.keyed_archive import DAMAGE, KeyedArchive, Unreadable
 from anemon.parsing.ranges import describe, in_range
 
 GB = 1_000_000_000
@@ -32,6 +34,50 @@ class Read:
 
 
 NOTHING = Read()
+
+
+def rows(payload: bytes, pid: int) -> list[Mapping[str, Any]]:
+    """A sysmontap message's rows as `process_sample` and `listed` read them, decoded only as
+    far as process `pid`: a process row's `Processes` holds `pid`'s values when it lists it, and
+    nothing else; a system row is empty. Raises Unreadable (a counted warning)."""
+    try:
+        archive = KeyedArchive(payload)
+        root = archive.fields(archive.root)
+        listing = [archive.root] if "NS.keys" in root else archive.uids(root["NS.objects"])
+        return [_row(archive, row, pid) for row in listing]
+    except DAMAGE as e:
+        raise Unreadable(f"{type(e).__name__}: {e}") from None
+
+
+def _row(archive: KeyedArchive, row: int, pid: int) -> Mapping[str, Any]:
+    fields = archive.fields(row)
+    keys = [archive.value(key) for key in archive.uids(fields["NS.keys"])]
+    if "Processes" not in keys:
+        return {}
+    processes = archive.fields(archive.uid_at(fields["NS.objects"], keys.index("Processes")))
+    wanted = (pid, str(pid))
+    for index, key in enumerate(archive.value(uid) for uid in archive.uids(processes["NS.keys"])):
+        if key in wanted:  # the pids after it are left unread
+            return {
+                "Processes": {key: _values(archive, archive.uid_at(processes["NS.objects"], index))}
+            }
+    return {"Processes": {}}
+
+
+def _values(archive: KeyedArchive, uid: int) -> Any:
+    """A process's values (an archived array), or what stands there instead (`process_sample`
+    refuses it); a value that is no number, string or null is None (not a reading)."""
+    try:
+        listed = archive.fields(uid)
+    except Unreadable:
+        return archive.value(uid)
+    values = []
+    for value in archive.uids(listed["NS.objects"]):
+        try:
+            values.append(archive.value(value))
+        except Unreadable:
+            values.append(None)
+    return values
 
 
 def process_sample(row: Any, attributes: Sequence[str], pid: int) -> Read:

@@ -34,8 +34,8 @@ def _exit_service(sink: asyncio.Queue[AppExit]) -> Any:
     )
 
     class ExitingProcessControl(ProcessControlService):
-        @dtx_on_invoke(TERMINATED)
-        async def _on_process_terminated(self, pid: Any, code: Any, signal: Any) -> None:
+        @dtx_on_invoke(TERMINATED)  # in place of the library's handler, which only logs
+        async def on_terminated(self, pid: Any, code: Any, signal: Any) -> None:
             pid = getattr(pid, "value", pid)
             if isinstance(pid, int) and not isinstance(pid, bool):
                 reason = exit_reason(getattr(code, "value", code), getattr(signal, "value", signal))

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from anemon.devices import reports
 from anemon.devices.base import AppExit, AppGap, AppNews, AppSample
-from anemon.devices.pmd3 import samples
+from anemon.devices.pmd3 import raw_tap, samples
+from anemon.devices.pmd3.keyed_archive import Unreadable
 
 if TYPE_CHECKING:
     from anemon.devices.pmd3.apps import Executables
@@ -240,31 +241,40 @@ class AppWatch:
 
     async def _sysmon(self, back: Callable[[], None]) -> None:
         from pymobiledevice3.services.dvt.instruments.device_info import DeviceInfo
-        from pymobiledevice3.services.dvt.instruments.sysmontap import Sysmontap
 
         dvt = await self.session.provider()
         try:
             async with DeviceInfo(dvt) as info:
                 # only what is read, of what the phone offers: a row per process every
-                # interval (hundreds on a phone), each value decoded by the client
+                # interval (hundreds on a phone), of which only the app's is decoded
                 offered = set(await info.sysmon_process_attributes())
                 attributes = [a for a in samples.PROCESS_ATTRIBUTES if a in offered]
                 system = list(await info.sysmon_system_attributes())
             interval = max(1, round(self.process_s * 1000))
-            async with Sysmontap(dvt, attributes, system, interval_ms=interval) as tap:
+            config = raw_tap.sysmontap_config(attributes, system, interval)
+            async with raw_tap.raw_tap(dvt, config) as payloads:
                 back()
-                await self._rows(tap, attributes, back)
+                await self._rows(payloads, attributes, back)
         except Exception as e:
             raise await self.session.failed(e, dvt) from e
 
-    async def _rows(self, tap: Any, attributes: list[str], back: Callable[[], None]) -> None:
+    async def _rows(
+        self, payloads: AsyncIterator[bytes], attributes: list[str], back: Callable[[], None]
+    ) -> None:
         silence = Silence(self.silent_s, self._put)
         try:
-            async for row in tap:
+            async for payload in payloads:
                 silence.heard()
                 back()
                 pid = self.session.pid
-                if pid is not None:
+                if pid is None:
+                    continue  # no app followed yet: nothing to read
+                try:
+                    rows = samples.rows(payload, pid)
+                except Unreadable as e:
+                    self.warnings.add(f"sysmontap: a message anemon cannot read ({e})")
+                    continue
+                for row in rows:
                     self._list(row, pid)
                     self._read(samples.process_sample(row, attributes, pid))
         finally:

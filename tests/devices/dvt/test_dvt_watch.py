@@ -1,8 +1,8 @@
 """What the pymobiledevice3 backend sees of the app over the run's DVT connection, against the
 virtual iPhone: process telemetry (sysmontap, graphics), sysmontap going silent (a gap, not a
-crash), absurd samples dropped and counted, and a condition held for the run (a forced serious
-state holds the cooldown gate to its cap) and cleared when Ctrl-C or SIGTERM stops it. The
-fixtures are test_dvt_run's, parameterised by route."""
+crash), absurd samples and unreadable messages dropped and counted, and a condition held for
+the run (a forced serious state holds the cooldown gate to its cap) and cleared when Ctrl-C or
+SIGTERM stops it. The fixtures are test_dvt_run's, parameterised by route."""
 
 from __future__ import annotations
 
@@ -79,20 +79,28 @@ async def test_sysmontap_silent_for_a_while_is_a_gap_not_a_crash(dvt_phone: DvtP
     assert after  # it came back
 
 
-async def test_absurd_samples_are_dropped_and_counted(dvt_phone: DvtPhone) -> None:
+@pytest.mark.parametrize(
+    ("spoilt", "warning"),
+    [("absurd", "absurd "), ("garbled", "sysmontap: a message anemon cannot read (")],
+)
+async def test_absurd_samples_and_unreadable_messages_are_dropped_and_counted(
+    dvt_phone: DvtPhone, spoilt: str, warning: str
+) -> None:
     misbehaving = instruments(dvt_phone).misbehaving
 
     async def spoil(run: PlanRun) -> None:
         await running(run, ARMS[0])
-        misbehaving.absurd = 3
+        setattr(misbehaving, spoilt, 3)
 
     ran = await run_plan(dvt_phone, parse_plan(plan_text(), "dvt.toml"), operator=spoil)
     assert [status for _, status, _ in outcomes(ran)] == ["done", "done"]
-    assert misbehaving.absurd == 0  # all three were sent
+    assert getattr(misbehaving, spoilt) == 0  # all three were sent
     device = dvt_phone.devices[0]
     assert device.watch_warnings == 3
-    assert device.warnings.last.startswith("absurd ")
-    for e in app_telemetry(ran):
+    assert device.warnings.last.startswith(warning)
+    samples = app_telemetry(ran)
+    assert any(e.mem_gb is not None for e in samples)  # the rest still came
+    for e in samples:
         assert e.mem_gb is None or e.mem_gb > 0
         assert e.cpu_pct is None or e.cpu_pct < 1600
 
