@@ -15,7 +15,11 @@ the sampled runs recorded (0 would mean nothing was sampled).
 which tells the sampling's own cost (DVT, the samples' events, the recording) from the
 dashboard's redraws of the readings it brings.
 
-Run: .venv/bin/python bench/dvt_watch.py [--runs 3] [--seconds 45] [--headless]  (tmux; Linux)
+`--code DIR`: the watch runs another checkout's anemon (a before/after), against this
+checkout's virtual iPhone (the same phone for both).
+
+Run: .venv/bin/python bench/dvt_watch.py [--runs 3] [--seconds 45] [--headless] [--code DIR]
+(tmux; Linux)
 """
 
 from __future__ import annotations
@@ -90,7 +94,9 @@ def wait_for(test: object, what: str) -> None:
         time.sleep(0.2)
 
 
-def one_run(sampled: bool, seconds: float, number: int, *, headless: bool) -> Run:
+def one_run(
+    sampled: bool, seconds: float, number: int, *, headless: bool, code: Path | None
+) -> Run:
     work = Path(tempfile.mkdtemp(prefix="anemon-dvt-watch-"))
     session = f"anemon-dvt-watch-{os.getpid()}-{number}"
     recording = work / "watch.jsonl"
@@ -102,8 +108,11 @@ def one_run(sampled: bool, seconds: float, number: int, *, headless: bool) -> Ru
                    *(["--headless"] if headless else [])]  # fmt: skip
         # a tmux server of its own (-L): a shared one would give the pane its own environment
         tmux = ["tmux", "-L", session]
+        # in `work`: `python -m` puts its working directory first on the path, before PYTHONPATH
+        watch_env = env if code is None else {**env, "PYTHONPATH": str(code.resolve())}
         subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", SIZE[0], "-y", SIZE[1],
-                        "exec " + " ".join(command)], env=env, check=True)  # fmt: skip
+                        "-c", str(work), "exec " + " ".join(command)],
+                       env=watch_env, check=True)  # fmt: skip
         shown = subprocess.run([*tmux, "display-message", "-p", "-t", session, "#{pane_pid}"],
                                capture_output=True, text=True, check=True)  # fmt: skip
         pid = int(shown.stdout.strip())
@@ -133,13 +142,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs of each condition")
     parser.add_argument("--seconds", type=float, default=45.0, help="the measured window")
     parser.add_argument("--headless", action="store_true", help="watch --headless, no dashboard")
+    parser.add_argument("--code", type=Path, help="run the watch from this checkout instead")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("bench/dvt_watch.py needs tmux")
     runs: list[Run] = []
     for i in range(args.runs):
         for sampled in (i % 2 == 0, i % 2 != 0):  # ABBA...: neither always goes first
-            run = one_run(sampled, args.seconds, len(runs), headless=args.headless)
+            run = one_run(sampled, args.seconds, len(runs), headless=args.headless,
+                          code=args.code)  # fmt: skip
             runs.append(run)
             label = "sampled (--process-s 1)" if run.sampled else "not sampled (--process-s 0)"
             print(f"run {len(runs)}: {label}: {run.core_pct:.2f} % of a core, "
