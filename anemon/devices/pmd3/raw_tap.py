@@ -14,8 +14,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-IDENTIFIER = "com.apple.instruments.server.services.sysmontap"
-
 
 def sysmontap_config(
     process_attributes: list[str], system_attributes: list[str], interval_ms: int
@@ -50,13 +48,13 @@ def _raw_service() -> Any:
 
 
 @asynccontextmanager
-async def raw_tap(
-    dvt: Any, config: Mapping[str, Any], identifier: str = IDENTIFIER
-) -> AsyncIterator[AsyncIterator[bytes]]:
-    """The tap `identifier` configured with `config` and started on the DvtProvider `dvt`:
-    its messages' payloads, as bytes (the first, an acknowledgement, dropped); stopped on
-    the way out."""
-    service = await dvt.dtx.open_channel(identifier, _raw_service())
+async def raw_tap(dvt: Any, config: Mapping[str, Any]) -> AsyncIterator[AsyncIterator[bytes]]:
+    """sysmontap configured with `config` (`sysmontap_config`) and started on the DvtProvider
+    `dvt`: its messages' payloads, as bytes (the first, an acknowledgement, dropped); stopped
+    on the way out."""
+    from pymobiledevice3.services.dvt.instruments.sysmontap import Sysmontap
+
+    service = await dvt.dtx.open_channel(Sysmontap.IDENTIFIER, _raw_service())
     await service.set_config_(dict(config))
     await service.start()
     await service.messages.get()
