@@ -5,20 +5,25 @@ Each run starts a fresh virtual iPhone (`python -m anemon.devices.virtual`: iOS 
 lockdown, the bench app launched on one arm, trials flowing, real time), then the real command,
 the dashboard in tmux at 120x40, recording to a temporary file, with `--process-s 1` (sampled)
 or `--process-s 0` (not: the watch as it was before). Once the first trial is recorded and a
-warm-up has passed, the watch's own CPU ticks (utime + stime, /proc/PID/stat) are read over
-`--seconds` (at least 45). Runs alternate sampled / not, `--runs` of each, so that a machine
-whose load drifts weighs on both alike. Printed: % of one core per run, each condition's mean
-and spread, the sampled-minus-not difference of each adjacent pair, and how many app readings
-the sampled runs recorded (0 would mean nothing was sampled).
+warm-up has passed (`--warmup`, 5 s: the window is the session's first minute), the watch's
+own CPU ticks (utime + stime, /proc/PID/stat) are read over `--seconds` (at least 45). Runs
+alternate sampled / not, `--runs` of each, so that a machine whose load drifts weighs on both
+alike. Printed: % of one core per run, each condition's mean and spread, the sampled-minus-not
+difference of each adjacent pair, and how many app readings the sampled runs recorded (0 would
+mean nothing was sampled).
 
 `--headless`: the same with `watch --headless` (the progress lines in tmux, no dashboard),
 which tells the sampling's own cost (DVT, the samples' events, the recording) from the
 dashboard's redraws of the readings it brings.
 
+`--warmup 300`: the steady state of a longer watch instead, five minutes in, where a second
+is a fraction of a dot on the charts' time axis (a reading that moves no dot paints nothing).
+
 `--code DIR`: the watch runs another checkout's anemon (a before/after), against this
 checkout's virtual iPhone (the same phone for both).
 
-Run: .venv/bin/python bench/dvt_watch.py [--runs 3] [--seconds 45] [--headless] [--code DIR]
+Run: .venv/bin/python bench/dvt_watch.py [--runs 3] [--seconds 45] [--warmup S] [--headless]
+     [--code DIR]
 (tmux; Linux)
 """
 
@@ -95,7 +100,13 @@ def wait_for(test: object, what: str) -> None:
 
 
 def one_run(
-    sampled: bool, seconds: float, number: int, *, headless: bool, code: Path | None
+    sampled: bool,
+    seconds: float,
+    number: int,
+    *,
+    headless: bool,
+    code: Path | None,
+    warmup: float = WARMUP_S,
 ) -> Run:
     work = Path(tempfile.mkdtemp(prefix="anemon-dvt-watch-"))
     session = f"anemon-dvt-watch-{os.getpid()}-{number}"
@@ -117,7 +128,7 @@ def one_run(
                                capture_output=True, text=True, check=True)  # fmt: skip
         pid = int(shown.stdout.strip())
         wait_for(lambda: recorded(recording, "trial") > 0, "the first trial")
-        time.sleep(WARMUP_S)
+        time.sleep(warmup)
         before_readings = recorded(recording, "telemetry", APP_SOURCE)
         began, before = time.monotonic(), cpu_s(pid)
         time.sleep(seconds)
@@ -141,6 +152,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of each condition")
     parser.add_argument("--seconds", type=float, default=45.0, help="the measured window")
+    parser.add_argument("--warmup", type=float, default=WARMUP_S,
+                        help="seconds after the first trial before the window")  # fmt: skip
     parser.add_argument("--headless", action="store_true", help="watch --headless, no dashboard")
     parser.add_argument("--code", type=Path, help="run the watch from this checkout instead")
     args = parser.parse_args()
@@ -150,7 +163,7 @@ def main() -> int:
     for i in range(args.runs):
         for sampled in (i % 2 == 0, i % 2 != 0):  # ABBA...: neither always goes first
             run = one_run(sampled, args.seconds, len(runs), headless=args.headless,
-                          code=args.code)  # fmt: skip
+                          code=args.code, warmup=args.warmup)  # fmt: skip
             runs.append(run)
             label = "sampled (--process-s 1)" if run.sampled else "not sampled (--process-s 0)"
             print(f"run {len(runs)}: {label}: {run.core_pct:.2f} % of a core, "
@@ -160,7 +173,8 @@ def main() -> int:
     pairs = [a.core_pct - b.core_pct if a.sampled else b.core_pct - a.core_pct
              for a, b in zip(runs[::2], runs[1::2], strict=True)]  # fmt: skip
     view = "headless" if args.headless else "dashboard, tmux 120x40"
-    print(f"\nwatch ({view}) CPU over {args.seconds:g} s, % of one core (utime + stime):")
+    print(f"\nwatch ({view}) CPU over {args.seconds:g} s, {args.warmup:g} s after the first "
+          "trial, % of one core (utime + stime):")  # fmt: skip
     print(f"  sampled:     {spread(on)}")
     print(f"  not sampled: {spread(off)}")
     print(f"  sampled - not, per pair: {', '.join(f'{d:+.2f}' for d in pairs)}; {spread(pairs)}")

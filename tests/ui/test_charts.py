@@ -28,6 +28,7 @@ from anemon.ui.app import Dashboard
 from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter, axis_end
 from anemon.ui.charts.chart import Chart, latest_text
 from anemon.ui.charts.drawing import line_dots, paint_braille
+from anemon.ui.charts.plotlib import canvas_rows
 from anemon.ui.charts.specs import (
     NO_ARM,
     NO_PROCESS,
@@ -431,6 +432,41 @@ async def test_the_x_axis_ends_on_a_step_not_on_the_newest_second(make_app: Make
             assert memory.drawn_end == decode.drawn_end >= t + 0.5  # one axis, the newest on it
         assert drawn.count(True) == 2  # at 65.5 s and 70.5 s: the ends 70 and 75
         assert decode.drawn_end == 75.0
+
+
+def painted(chart: Chart) -> list[list[list[str]]]:
+    """What the chart's canvases hold now: each one's characters and styles, row by row."""
+    return [[list(map(list, rows)) for rows in canvas_rows(c)] for c in chart.query(Canvas)]
+
+
+async def test_a_reading_that_moves_no_dot_paints_nothing(make_app: MakeApp) -> None:
+    """Ten minutes into an arm a second is a fraction of a dot: the memory chart's readings of
+    a flat footprint paint nothing until the line reaches its next dot, or the footprint
+    moves; and what it shows then is what a full draw paints."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    add(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0, thermal=1))
+    for t in range(2, 600):
+        add(TelemetryEvent(t=t + 0.5, wall=0.0, arm="a", pid=7, mem_gb=1.9))
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        memory = app.query_one("#memory", Chart)
+        session = feed.session
+        memory.draw(session)
+        drawn = []
+        for t in range(600, 630):
+            add(TelemetryEvent(t=t + 0.5, wall=0.0, arm="a", pid=7, mem_gb=1.9))
+            drawn.append(memory.draw(session))
+            shown = painted(memory)
+            memory._picture = None  # the next draw paints, whatever it would paint
+            memory.drawn = None
+            assert memory.draw(session)
+            assert painted(memory) == shown, f"at {t + 0.5} s"
+        assert 0 < drawn.count(True) < len(drawn) // 2
+        add(TelemetryEvent(t=630.5, wall=0.0, arm="a", pid=7, mem_gb=2.6))
+        assert memory.draw(session)  # the footprint moved: painted at once
 
 
 async def test_a_strip_is_redrawn_only_when_what_it_shows_changed(make_app: MakeApp) -> None:

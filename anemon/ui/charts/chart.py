@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 from rich.text import Text
@@ -166,6 +166,8 @@ class Chart(PlotBase, can_focus=False):
         self._short_text: tuple[object, ...] | None = None
         self.plotted = False
         """The last draw had points (an empty chart's axes are textual-plot's own 0-1)."""
+        self._picture: Hashable | None = None
+        """What the last draw painted (`picture`); None: unknown, the next draw paints."""
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -278,6 +280,7 @@ class Chart(PlotBase, can_focus=False):
             self._title = title
             self.border_title = Text(title)
         if self.show_short():
+            self._picture = None  # the text form is shown: the plot is painted when it comes back
             return True
         self.elapsed_axis.fit = max(2, self.columns // 7)
         self.y_axis.rows = self.label_rows
@@ -295,6 +298,9 @@ class Chart(PlotBase, can_focus=False):
             ys = [y for _, y, *_ in points]
             low, high, self.y_axis.step = y_limits(ys, ylim, self.spec.least, self.label_rows)
             ylim = low, high
+        picture = self.picture(points, (*xlim, *ylim))
+        if picture is not None and picture == self._picture:
+            return False  # the same dots on the same axes: nothing to paint (a flat footprint)
         with self.deferred():  # drawn below, once
             self.clear()
             for x, y, line, labelled in points:
@@ -305,9 +311,34 @@ class Chart(PlotBase, can_focus=False):
             self.place_legend()
         if self.canvases_ready():
             self.render()  # its canvases drawn now: only their changed rows are repainted
+            self._picture = picture
         else:
             self.refresh()  # drawn when Textual renders the chart, at its size by then
+            self._picture = None
         return True
+
+    def picture(
+        self,
+        points: Sequence[tuple[np.ndarray, np.ndarray, Line, bool]],
+        limits: Sequence[float | None],
+    ) -> Hashable | None:
+        """What a draw of `points` within `limits` paints, as `draw_line` finds it: each line's
+        braille dots at its points (the dots between follow from them), its colour and its
+        label, and the axes (their limits, the y step, the box): two draws with the same
+        picture paint the same cells. A new reading often moves no dot (a second on a
+        10-minute axis is a tenth of a dot). None when it cannot be told before drawing."""
+        x_min, x_max, y_min, y_max = limits
+        if x_min is None or x_max is None or y_min is None or y_max is None:
+            return None  # an empty chart: textual-plot's own axes
+        if x_min == x_max or y_min == y_max or not self.canvases_ready():
+            return None
+        box = self.scale_box
+        parts = []
+        for x, y, line, labelled in points:
+            cells_x, cells_y = to_cells(x, y, (x_min, x_max, y_min, y_max), box)
+            dots = np.floor(np.stack([cells_x * 2, cells_y * 4])).astype(np.int64)
+            parts.append((dots.tobytes(), line.colour, line.label if labelled else None))
+        return (box, tuple(limits), self.y_axis.step, tuple(parts))
 
     def canvases_ready(self) -> bool:
         """Whether the canvases are laid out at the chart's present size, so drawing them
@@ -322,6 +353,7 @@ class Chart(PlotBase, can_focus=False):
         # hidden by a layout: not short either (shown again, its size says, `show_short`), so
         # a layout switched to looks as one chosen at start
         self.set_class(False, "short")
+        self._picture = None
 
     class Resized(Message):
         """Laid out at a size it has not drawn at (shown by a new layout, a resized terminal):
