@@ -663,7 +663,7 @@ def _shallow(figures: Energy | Process) -> dict[str, Any]:
 def process_figures(spans: Spans, readings: EnergyReadings) -> Process:
     """The app's readings over the arm's spans (line-protocol.md version 3): the largest
     footprint read inside a span, and CPU and GPU time-weighted as `power_w_mean` is (each
-    span's trapezoid over its length), over the spans that have a value at both ends."""
+    span's trapezoid over its length), over the seconds of the spans the readings cover."""
     process = readings.arrays.process
     return Process(
         mem_peak_gb=_span_peak(process["mem_gb"], spans),
@@ -684,13 +684,26 @@ def _span_peak(s: Samples, spans: Spans) -> float | None:
 
 
 def _time_mean(s: Samples, spans: Spans) -> float | None:
-    """The integral over the spans that have one, over their seconds; None when none has."""
+    """The integral over the part of each span the readings cover (`_covered`), over its
+    seconds; None when no span has such a part."""
     total = seconds = 0.0
-    for lo, hi in spans.bounds:
+    for bounds in spans.bounds:
+        lo, hi = _covered(s, *bounds)
         integral = _integral(s, lo, hi)
         if integral is not None:
             total, seconds = total + integral, seconds + hi - lo
     return total / seconds if seconds > 0 else None
+
+
+def _covered(s: Samples, lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi], each end with no value (`_value_at`) moved to the first or last reading inside
+    it: a watch that joins a running app has its first CPU reading seconds into the arm's
+    span (none in a process's first sample), and the seconds it read still say its mean."""
+    if len(s.t) and _value_at(s, lo) is None and lo < s.t[0]:
+        lo = float(s.t[0])
+    if len(s.t) and _value_at(s, hi) is None and s.t[-1] < hi:
+        hi = float(s.t[-1])
+    return lo, hi
 
 
 def _says_plugged(event: TelemetryEvent) -> bool:

@@ -249,9 +249,13 @@ class ArmsTable(DataTable, can_focus=False):
             return max(widest, note.cell_len if name == "arm" else 0) + 2
 
         shown = [n for n in self.picked if self.with_process or n not in PROCESS_COLUMNS]
+        widths = {name: needs(name) for name in shown}  # each once, not once per column left out
         droppable = [name for name in DROP_ORDER if name in shown]
-        while sum(map(needs, shown)) > width and droppable:
-            shown.remove(droppable.pop(0))
+        total = sum(widths.values())
+        while total > width and droppable:
+            dropped = droppable.pop(0)
+            shown.remove(dropped)
+            total -= widths[dropped]
         return tuple(shown)
 
     def note(self) -> Text:

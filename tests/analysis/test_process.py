@@ -112,6 +112,21 @@ def test_a_first_sample_without_cpu_gives_no_point():
     assert s.cpu_mean_pct == pytest.approx(60.0)  # the held first value, not a 0 at t=1
 
 
+def test_readings_that_begin_late_or_stop_early_give_the_mean_of_what_they_cover():
+    # the span is [1, 10]; a watch that joined the running app reads CPU from t=5 (30 %) to
+    # t=7 (50 %): more than 2 x their gap from both ends, which have no value, so the mean is
+    # over [5, 7] alone
+    readings = [reading(t, cpu_pct=30.0 + (t - 5) * 10) for t in (5, 6, 7)]
+    (s,) = summarize(session_of(launch("a", 0), readings))
+    assert s.cpu_mean_pct == pytest.approx(40.0)
+    assert s.gpu_mean_pct is None  # no GPU reading: still null, never 0
+
+
+def test_a_single_reading_inside_a_span_is_no_mean():
+    (s,) = summarize(session_of(launch("a", 0), [reading(5, cpu_pct=30.0)]))
+    assert s.cpu_mean_pct is None
+
+
 def test_no_readings_are_null_never_zero_in_every_format():
     summaries = summarize(session_of(launch("a", 0)))
     (obj,) = json.loads(render.to_json(summaries))

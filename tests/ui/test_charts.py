@@ -469,6 +469,18 @@ async def test_a_reading_that_moves_no_dot_paints_nothing(make_app: MakeApp) -> 
         assert memory.draw(session)  # the footprint moved: painted at once
 
 
+async def test_the_canvases_kept_are_the_ones_laid_out(make_app: MakeApp) -> None:
+    """A chart keeps its canvases from compose (no DOM query at each draw): they must be the
+    ones Textual lays out, the plot's the one named so, whatever textual-plot composes."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await draw_all(pilot)
+        for chart in app.query(Chart):
+            assert chart.canvases == tuple(chart.query(Canvas))
+            assert chart.plot_canvas is chart.query_one("#plot", Canvas)
+            assert chart.canvases[1] is chart.query_one("#margin-left", Canvas)
+
+
 async def test_a_strip_is_redrawn_only_when_what_it_shows_changed(make_app: MakeApp) -> None:
     feed = live_feed()
     feed.pipeline.emit(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0))

@@ -205,7 +205,7 @@ class Chart(PlotBase, can_focus=False):
         """textual-plot's drawing, its canvases repainted only where a row changed: it draws
         every canvas afresh (each pixel asking for a refresh), where a new trial changes a
         few rows of the plot and often none of the axes' labels."""
-        canvases = list(self.query(Canvas))
+        canvases = self.canvases
         if any(map(canvas_stale, canvases)):  # laid out at a new size: shown again (`short`)
             self.resize_canvases()
         # copies: a drawing may write into a row in place
@@ -343,9 +343,9 @@ class Chart(PlotBase, can_focus=False):
     def canvases_ready(self) -> bool:
         """Whether the canvases are laid out at the chart's present size, so drawing them
         now is what a render would draw (textual-plot sizes them in `render` otherwise)."""
-        if not self.canvases_sized or any(map(canvas_stale, self.query(Canvas))):
+        if not self.canvases_sized or any(map(canvas_stale, self.canvases)):
             return False
-        plot = self.query_one("#plot", Canvas)
+        plot = self.plot_canvas
         inside = Region(1, 1, plot.size.width - 2, plot.size.height - 2)
         return bool(plot.size) and self.scale_box == inside
 
@@ -447,7 +447,7 @@ class Chart(PlotBase, can_focus=False):
         most of a chart's render. Other lines are left to it."""
         if dataset.hires_mode != HiResMode.BRAILLE or len(dataset.x) < 2:
             return False
-        canvas = self.query_one("#plot", Canvas)
+        canvas = self.plot_canvas
         x, y = to_cells(dataset.x, dataset.y, self.limits, self.scale_box)  # as one point's
         paint_braille(canvas, *line_dots(canvas, x, y, self.segments), dataset.line_style)
         return True

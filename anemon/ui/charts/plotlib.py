@@ -104,12 +104,21 @@ class PlotBase(PlotWidget):
     """Inside `deferred`: textual-plot's rerenders and legend updates are only noted."""
     legend_owed = False
 
+    canvases: tuple[LabelCanvas, ...] = ()
+    """The four canvases, in compose order, the plot's third: kept, as a DOM query for them
+    at every draw (a selector matched over the chart's nodes) was a fifth of a draw's cost."""
+
     def compose(self) -> ComposeResult:
         """textual-plot's widgets (`PlotWidget.compose`), the canvases `LabelCanvas`es."""
+        names = ("margin-top", "margin-left", "plot", "margin-bottom")
+        self.canvases = tuple(LabelCanvas(1, 1, id=name) for name in names)
         with Grid():
-            for name in ("margin-top", "margin-left", "plot", "margin-bottom"):
-                yield LabelCanvas(1, 1, id=name)
+            yield from self.canvases
         yield SteadyLegend(id="legend")
+
+    @property
+    def plot_canvas(self) -> LabelCanvas:
+        return self.canvases[2]
 
     @property
     def limits(self) -> tuple[float, float, float, float]:
@@ -186,7 +195,7 @@ class PlotBase(PlotWidget):
         """textual-plot draws the y axis's ticks and labels here (from `_render_plot`), on its
         left margin canvas, reset first: then `y_axis_drawn`."""
         super()._render_y_ticks()
-        self.y_axis_drawn(self.query_one("#margin-left", Canvas))
+        self.y_axis_drawn(self.canvases[1])
 
     def y_axis_drawn(self, margin: Canvas) -> None:
         """Add to the y axis's margin, its labels drawn."""
