@@ -22,9 +22,11 @@ ROUND_BUDGET_S = 0.03
 IDLE_AFTER_S = 2.0
 """Nothing changed for this long: the redraw timer slows to IDLE_REDRAW_S (a live session
 between two trials wakes the process a few times a second for nothing otherwise)."""
-IDLE_REDRAW_S = 0.5
-"""The redraw timer's period while idle: the first change after a quiet spell shows within
-this; any change, or a key that redraws, brings the normal period back."""
+IDLE_REDRAW_S = 1.0
+"""The redraw timer's period while idle: the first change after a quiet spell that no event
+brings shows within this (an event asks a round at once: `Dashboard._event_came`); any change,
+or a key that redraws, brings the normal period back. 1 s, not 0.5: an idle watch's main
+thread 0.07 % of a core instead of 0.10 (bench/terminal.py's idle row)."""
 
 READINGS_EVERY_S = 3.0
 """The host's readings alone (power, telemetry, the app's process samples: about one a
