@@ -138,7 +138,7 @@ class Chart(PlotBase, can_focus=False):
         & > .plot--tick { color: $foreground-muted; }
         & > .plot--label { color: $foreground; text-style: bold; }
     }
-    Chart > .latest { display: none; layer: plot; padding: 0 1; width: 1fr; height: 1fr; }
+    Chart > .latest { display: none; layer: plot; padding: 0 1; }
     Chart.short > Grid { display: none; }
     Chart.short > .latest { display: block; }
     """
@@ -379,9 +379,7 @@ class Chart(PlotBase, can_focus=False):
             if shown != self._short_text:  # the same words again: nothing to repaint
                 self._short_text = shown
                 said = latest_text(self.latest, width, height, self.spec.empty)
-                # its size is the chart's (CSS), not its text's: no relayout of the screen,
-                # which a reading every second cost a chart made short by a long arms table
-                self.query_one(".latest", Static).update(said, layout=False)
+                self.query_one(".latest", Static).update(said)
         return short
 
     def place_legend(self) -> None:
