@@ -699,9 +699,11 @@ def _covered(s: Samples, lo: float, hi: float) -> tuple[float, float]:
     """[lo, hi], each end with no value (`_value_at`) moved to the first or last reading inside
     it: a watch that joins a running app has its first CPU reading seconds into the arm's
     span (none in a process's first sample), and the seconds it read still say its mean."""
-    if len(s.t) and _value_at(s, lo) is None and lo < s.t[0]:
+    if not len(s.t):
+        return lo, hi
+    if _value_at(s, lo) is None and lo < s.t[0]:
         lo = float(s.t[0])
-    if len(s.t) and _value_at(s, hi) is None and s.t[-1] < hi:
+    if _value_at(s, hi) is None and s.t[-1] < hi:
         hi = float(s.t[-1])
     return lo, hi
 

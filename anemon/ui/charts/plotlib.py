@@ -117,6 +117,10 @@ class PlotBase(PlotWidget):
         yield SteadyLegend(id="legend")
 
     @property
+    def margin_left_canvas(self) -> LabelCanvas:
+        return self.canvases[1]
+
+    @property
     def plot_canvas(self) -> LabelCanvas:
         return self.canvases[2]
 
@@ -195,7 +199,7 @@ class PlotBase(PlotWidget):
         """textual-plot draws the y axis's ticks and labels here (from `_render_plot`), on its
         left margin canvas, reset first: then `y_axis_drawn`."""
         super()._render_y_ticks()
-        self.y_axis_drawn(self.canvases[1])
+        self.y_axis_drawn(self.margin_left_canvas)
 
     def y_axis_drawn(self, margin: Canvas) -> None:
         """Add to the y axis's margin, its labels drawn."""
