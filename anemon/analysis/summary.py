@@ -357,6 +357,18 @@ class Samples:
     hold_s: float
 
 
+@dataclass(frozen=True, slots=True)
+class ReadingsMark:
+    """How many readings `EnergyReadings` held, and of each held figure (power, then the app's
+    `PROCESS_FIELDS`) how many, its latest time (-inf: none) and its `hold_s`."""
+
+    readings: int
+    updates: int
+    counts: tuple[int, ...]
+    lasts: tuple[float, ...]
+    holds: tuple[float, ...]
+
+
 class EnergyReadings:
     """The readings the energy figures use: the host's device power and plugged state
     (telemetry) and every battery reading (`Session.battery`). `update` reads only what came
@@ -377,6 +389,8 @@ class EnergyReadings:
         self._battery = TimeSeries(gaps=False)
         self._process = {name: TimeSeries() for name in PROCESS_FIELDS}
         self._arrays: ReadingArrays | None = None
+        self._earliest = Column()
+        """Each update's earliest new reading time (`settled`)."""
 
     @classmethod
     def of(cls, session: Session) -> EnergyReadings:
@@ -392,15 +406,19 @@ class EnergyReadings:
         telemetry, battery = session.telemetry, session.battery
         if len(telemetry) <= len(self._t) and len(battery.t) <= len(self._battery):
             return
+        earliest = math.inf
         if len(telemetry) > len(self._t):
-            self._add(telemetry.columns(len(self._t)))
+            earliest = self._add(telemetry.columns(len(self._t)))
         seen = len(self._battery)
-        self._battery.extend(_floats(battery.t, seen), _floats(battery.value, seen))
+        t = _floats(battery.t, seen)
+        self._battery.extend(t, _floats(battery.value, seen))
+        self._earliest.append(min(earliest, float(np.nanmin(t, initial=math.inf))))
         self._arrays = None
 
-    def _add(self, readings: Columns) -> None:
+    def _add(self, readings: Columns) -> float:
         """New host readings into each buffer that takes it, a column at a time (as `_copy`
-        once masked them): what reading them one event at a time put there."""
+        once masked them): what reading them one event at a time put there. Returns the
+        earliest of their times."""
         number = {name: _finite_column(readings.numbers[name]) for name in _READ}
         plugged = _plugged_column(readings)
         for i, event in readings.odd.items():  # kept as they came: read as `_finite` reads them
@@ -422,6 +440,43 @@ class EnergyReadings:
             value = number[name]
             read = timed & (value == value)
             series.extend(t[read], value[read])
+        return float(np.nanmin(t, initial=math.inf))
+
+    def mark(self) -> ReadingsMark:
+        """What the readings are now, for `settled`."""
+        held = (self._power, *self._process.values())
+        return ReadingsMark(
+            readings=len(self),
+            updates=len(self._earliest),
+            counts=tuple(len(s) for s in held),
+            lasts=tuple(float(s.t[-1]) if len(s) else -math.inf for s in held),
+            holds=tuple(s.hold_s for s in held),
+        )
+
+    def settled(self, then: ReadingsMark, spans: Spans) -> bool:
+        """Whether the readings added since `then` leave the energy and process figures of
+        `spans` as they were then: none came at or before the spans' end, the holds are the
+        same, and each held figure (power, the app's) that got readings then already had one
+        at or after that end and none after them (a value at the end is interpolated over the
+        readings around it, or held, or none). Not with the phone's
+        system load: its note reads the whole session. What lets a long session's finished
+        arms keep their figures: recomputed for every new reading, 13 arms cost more each
+        trial at hour 12 than at minute 1."""
+        if then.readings == len(self):
+            return True
+        if len(self._load):
+            return False
+        now = self.mark()
+        end = max((hi for _, hi in spans.bounds), default=-math.inf)
+        since = float(self._earliest.view[then.updates :].min(initial=math.inf))
+        return (
+            now.holds == then.holds
+            and since > end
+            and all(
+                count == count_now or end <= last <= since
+                for last, count, count_now in zip(then.lasts, then.counts, now.counts, strict=True)
+            )
+        )
 
     @property
     def arrays(self) -> ReadingArrays:

@@ -116,6 +116,9 @@ class LoadReadings:
         self._refresh = GapMedian()
         """The gaps between the changes after the first (`LoadSteps.refresh_s`)."""
 
+    def __len__(self) -> int:
+        return len(self._seen)
+
     def add(self, t: float, load_w: float, changed_t: float) -> None:
         """A reading with a load (neither `t` nor `load_w` NaN; `changed_t` NaN: none)."""
         for column, value in zip(self._readings.values(), (t, load_w, changed_t), strict=True):

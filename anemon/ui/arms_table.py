@@ -25,7 +25,14 @@ from anemon.analysis.render import (
     has_process,
     status_cell,
 )
-from anemon.analysis.summary import ArmSummary, EnergyReadings, Spans, summarize_arm, with_energy
+from anemon.analysis.summary import (
+    ArmSummary,
+    EnergyReadings,
+    ReadingsMark,
+    Spans,
+    summarize_arm,
+    with_energy,
+)
 from anemon.store import ArmSeries, Session
 from anemon.ui.overlay import Overlay, decode_mean
 from anemon.ui.series import SHOWN_ARMS, left_out, left_out_text
@@ -151,7 +158,7 @@ class _Summarized:
     session: Session
     name: str
     key: _Key
-    readings: int
+    readings: ReadingsMark
     spans: Spans
     summary: ArmSummary
 
@@ -161,7 +168,8 @@ class _Shown:
     """An arm's row as last put: what it was computed from, and its figures."""
 
     key: _Key
-    readings: int
+    readings: ReadingsMark
+    """The readings its figures were computed from (`EnergyReadings.settled`)."""
     spans: Spans
     summary: ArmSummary
 
@@ -282,7 +290,8 @@ class ArmsTable(DataTable, can_focus=False):
 
     def show(self, session: Session, *, off_loop: bool = False) -> None:
         """Summarize only the arms that changed (a summary costs milliseconds per 100k trials);
-        new host readings alone recompute only the energy figures. `off_loop`: an arm of more
+        new host readings alone recompute only the energy figures, and not those of an arm
+        they cannot change (`EnergyReadings.settled`). `off_loop`: an arm of more
         than OFF_LOOP_TRIALS trials is summarized in a thread worker, its row put when done.
         Only the latest SHOWN_ARMS arms are listed, the first row saying how many are not."""
         if id(session) != self.session_id:
@@ -300,7 +309,7 @@ class ArmsTable(DataTable, can_focus=False):
             self._add_columns()
         self.session = session
         self.samples.update(session)
-        readings = len(self.samples)
+        readings = self.samples.mark()
         arms = session.recent_arms(SHOWN_ARMS)
         self._leave_out(left_out(session), {arm.name for arm in arms})
         for arm in arms:
@@ -313,9 +322,13 @@ class ArmsTable(DataTable, can_focus=False):
                 or (known is not None and known.key == key and known.readings == readings)
             ):
                 continue  # unchanged, or a worker has it (re-checked when it is done)
-            if known is not None and known.key[:-1] == key[:-1] and known.readings == readings:
+            if (
+                known is not None
+                and known.key[:-1] == key[:-1]
+                and self.samples.settled(known.readings, known.spans)
+            ):  # only whether it runs, or readings that cannot change its figures: they hold
                 result = _Summarized(session, name, key, readings, known.spans, known.summary)
-                self._keep(session, result)  # only whether it runs changed: its figures hold
+                self._keep(session, result)
                 continue
             if off_loop and len(arm) > OFF_LOOP_TRIALS:
                 self._summarize_off_loop(session, name, arm, key, readings, known)
@@ -337,7 +350,7 @@ class ArmsTable(DataTable, can_focus=False):
         self.rebuild = True
 
     def _summarize_off_loop(
-        self, session: Session, name: str, arm: ArmSeries, key: _Key, readings: int,
+        self, session: Session, name: str, arm: ArmSeries, key: _Key, readings: ReadingsMark,
         known: _Shown | None,
     ) -> None:  # fmt: skip
         self.pending.add(name)

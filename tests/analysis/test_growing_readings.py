@@ -11,8 +11,10 @@ import numpy as np
 
 from anemon.analysis.growing import Column, GapMedian, TimeSeries
 from anemon.analysis.summary import (
+    Energy,
     EnergyReadings,
     ReadingArrays,
+    ReadingsMark,
     Samples,
     Spans,
     _value_at,
@@ -252,3 +254,84 @@ def test_a_value_between_readings_is_np_interps_over_them_all() -> None:
     times = [*t.tolist(), *(t[:-1] + np.diff(t) * rng.random()).tolist(), t[0], t[-1]]
     for at in times:
         assert _value_at(samples, at) == float(np.interp(at, t, value))
+
+
+def test_readings_called_settled_for_an_arm_leave_its_figures_as_they_were() -> None:
+    """What the live arms table keeps instead of recomputing (`EnergyReadings.settled`): each
+    arm's figures at every update, checked at every later one that calls them settled, on
+    generated sessions with late readings, readings at the spans' ends, and a system load."""
+    kept = changed = 0
+    for seed in range(6):
+        session, live = Session(), EnergyReadings()
+        figured: list[tuple[ReadingsMark, Spans, object, object]] = []
+        for i, event in enumerate(generated(seed)):
+            session.add(event)
+            if i % 3:
+                continue
+            live.update(session)
+            for mark, spans, energy, process in figured:
+                if live.settled(mark, spans):
+                    kept += 1
+                    assert energy_figures(spans, live, 100) == energy
+                    assert process_figures(spans, live) == process
+                else:
+                    changed += energy_figures(spans, live, 100) != energy
+            mark = live.mark()
+            figured += [
+                (mark, spans, energy_figures(spans, live, 100), process_figures(spans, live))
+                for spans in map(Spans.of, session.arms.values())
+            ]
+    assert kept > 1000 and changed  # both kinds happen: the check is not vacuous
+
+
+def _figures_then_and_now(
+    before: list[TelemetryEvent], after: list[TelemetryEvent], spans: Spans
+) -> tuple[bool, Energy, Energy]:
+    session, live = Session(), EnergyReadings()
+    for event in before:
+        session.add(event)
+    live.update(session)
+    mark, then = live.mark(), energy_figures(spans, live, 100)
+    for event in after:
+        session.add(event)
+    live.update(session)
+    return live.settled(mark, spans), then, energy_figures(spans, live, 100)
+
+
+def test_later_readings_that_change_the_hold_leave_no_arm_settled() -> None:
+    # power at 10, 11, 12.5: held 2.5 s, so the span's start at 7 has no value; readings at 20
+    # and 30, all after the span, make the median gap 4.5: held 9 s, the start has one
+    spans = Spans(bounds=((7.0, 12.0),), plugged=False)
+    settled, then, now = _figures_then_and_now(
+        [reading(t) for t in (10.0, 11.0, 12.5)], [reading(t) for t in (20.0, 30.0)], spans
+    )
+    assert (then.energy_note, now.energy_source) == ("span too short", "battery")
+    assert not settled
+
+
+def test_later_readings_of_the_system_load_leave_no_arm_settled() -> None:
+    # the load's note says its refresh over the whole session: readings long after the span
+    # change it
+    def load(t: float, changed: float) -> TelemetryEvent:
+        return TelemetryEvent(t=t, wall=t, load_w=4.0, load_changed_t=changed, plugged=True)
+
+    spans = Spans(bounds=((2.0, 6.0),), plugged=True)
+    early = [load(t, t // 2 * 2) for t in range(1, 9)]  # a change every 2 s
+    late = [load(t, t // 20 * 20) for t in range(20, 200)]  # then every 20 s
+    settled, then, now = _figures_then_and_now(early, late, spans)
+    assert then.energy_note != now.energy_note
+    assert not settled
+
+
+def test_a_late_battery_reading_inside_the_span_leaves_no_arm_settled() -> None:
+    # no power (devicectl): the battery's drop is the only figure, and a reading that comes
+    # late at the span's end changes it
+    def battery(t: float, pct: float) -> TelemetryEvent:
+        return TelemetryEvent(t=t, wall=t, battery=pct)
+
+    spans = Spans(bounds=((0.0, 10.0),), plugged=False)
+    settled, then, now = _figures_then_and_now(
+        [battery(t, 90.0 - t) for t in range(13)], [battery(10.0, 50.0)], spans
+    )
+    assert then.tokens_per_battery_pct != now.tokens_per_battery_pct
+    assert not settled

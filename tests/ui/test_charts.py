@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from rich.text import Text
 from textual.geometry import Region, Size
 from textual.pilot import Pilot
+from textual.widgets import Static
 from textual_hires_canvas import Canvas
 from textual_hires_canvas.hires import HiResMode
 
@@ -26,12 +27,13 @@ from anemon.store import Session
 from anemon.ui import layouts
 from anemon.ui.app import Dashboard
 from anemon.ui.charts.axes import LABEL_WIDTH, FittedFormatter, axis_end
-from anemon.ui.charts.chart import Chart, latest_text
+from anemon.ui.charts.chart import Chart, last_finite, latest_text, latest_values
 from anemon.ui.charts.drawing import line_dots, paint_braille
 from anemon.ui.charts.plotlib import canvas_rows
 from anemon.ui.charts.specs import (
     NO_ARM,
     NO_PROCESS,
+    Line,
     arm_colour,
     arm_spans,
     power_lines,
@@ -401,6 +403,42 @@ async def test_a_trial_sets_no_legend_whose_text_it_does_not_change(
         assert "c" in str(legend.render()) and before != str(legend.render())
 
 
+async def test_a_legend_whose_new_text_is_as_wide_is_set_without_a_layout(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory chart's legend says the decode each arm's footprint buys: a new mean as
+    wide shows without a layout of the screen; a wider one widens the legend."""
+    feed = live_feed()
+    add = feed.pipeline.emit
+    add(StartEvent(t=0.0, wall=0.0, arm="a", line="START arm=a"))
+    for t in range(1, 30):
+        add(TelemetryEvent(t=float(t), wall=0.0, arm="a", pid=7, mem_gb=1.0 + t / 100))
+        add(TrialEvent(t=t + 0.5, wall=0.0, arm="a", trial=t, decode_tps=52.0))
+    app = make_app("wall", feed=feed)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await draw_all(pilot)
+        memory = app.query_one("#memory", Chart)
+        legend = memory.query_one("#legend")
+        assert legend.display and "a 52.0 tok/s" in str(legend.render())
+        width = legend.outer_size.width
+        laid_out: list[bool] = []
+        refresh = legend.refresh
+        monkeypatch.setattr(
+            legend,
+            "refresh",
+            lambda *a, **k: laid_out.append(k.get("layout", False)) or refresh(*a, **k),
+        )
+        add(TrialEvent(t=30.5, wall=0.0, arm="a", trial=30, decode_tps=55.0))
+        await draw_all(pilot)
+        assert "a 52.1 tok/s" in str(legend.render())
+        assert laid_out and True not in laid_out
+        for t in range(31, 200):  # the mean past 100: a character more
+            add(TrialEvent(t=t + 0.5, wall=0.0, arm="a", trial=t, decode_tps=150.0))
+        await draw_all(pilot)
+        assert "tok/s" in str(legend.render()) and True in laid_out
+        assert legend.outer_size.width == width + 1
+
+
 @given(st.floats(1.0, 1e6), st.floats(0.0, 1e5))
 def test_the_x_axis_end_holds_the_newest_point_and_never_moves_back(t: float, later: float) -> None:
     """At or past the session's time, by less than a tenth of it (or a second); never less
@@ -665,6 +703,41 @@ def test_the_text_form_is_one_line_when_it_fits_else_one_value_a_line() -> None:
     assert latest_text(entries, 7, 3).plain == "━ 1.0\n━ 22.0\n━ 3"
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), max_size=300), st.lists(st.booleans(), max_size=300))
+def test_the_last_whole_point_is_the_one_a_full_scan_finds(
+    x_nan: list[bool], y_nan: list[bool]
+) -> None:
+    n = min(len(x_nan), len(y_nan))
+    x = np.where(x_nan[:n], np.nan, np.arange(n, dtype=float))
+    y = np.where(y_nan[:n], np.nan, np.arange(n, dtype=float) * 2)
+    whole = np.flatnonzero(~(np.isnan(x) | np.isnan(y)))
+    assert last_finite(x, y) == (int(whole[-1]) if len(whole) else None)
+
+
+def test_the_text_form_says_each_labels_newest_value_in_the_order_the_labels_came() -> None:
+    nan = math.nan
+
+    def line(label: str | None, *y: float) -> Line:
+        return Line(np.arange(len(y), dtype=float), np.array(y), f"#{label}", label)
+
+    lines = [
+        line("a", 1, 2),
+        line("b", 5, nan),
+        line("a", 3, nan, nan),
+        line("c", nan),
+        line(None, 7),
+    ]
+    assert latest_values(lines, str) == [
+        ("#a", "a", "3.0"),
+        ("#b", "b", "5.0"),
+        ("#None", None, "7.0"),
+    ]
+    # a label whose first line has no value yet still comes first
+    later = [line("a", nan), line("b", 1), line("a", 2)]
+    assert [label for _, label, _ in latest_values(later, str)] == ["a", "b"]
+
+
 coordinate = st.floats(min_value=-20, max_value=60, allow_nan=False, allow_infinity=False)
 
 
@@ -736,3 +809,36 @@ async def test_a_legend_never_floats_over_where_the_newest_points_come() -> None
         plot = decode.query_one("#plot", Canvas).region
         assert not legend.display or legend.region.right <= plot.x + plot.width // 2
         assert decode._subtitle is not None and decode._subtitle.plain == "━ a"
+
+
+async def test_the_text_form_keeps_its_height_with_its_rows(make_app: MakeApp) -> None:
+    """A short chart's words: a new value on as many rows shows at once in the same place;
+    an arm more that needs a row more gets it (the screen laid out again only then)."""
+    feed = live_feed()
+    feed.pipeline.emit(StartEvent(t=0, wall=0, arm="a", line="START arm=a"))
+    app = make_app(feed=feed)
+
+    def trial(t: float, arm: str, decode: float) -> None:
+        feed.pipeline.emit(
+            TrialEvent(t=t, wall=t, arm=arm, trial=int(t), app_t=t, decode_tps=decode)
+        )
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        trial(1, "a", 51.0)
+        await draw_all(pilot)
+        decode = app.query_one("#decode", Chart)
+        words = decode.query_one(".latest", Static)
+        assert decode.short and str(words.render()) == "━ a 51.0"
+        before = words.region
+        trial(2, "a", 123.4)
+        await draw_all(pilot)
+        assert str(words.render()) == "━ a 123.4" and words.region == before
+        width = decode.content_size.width - 2
+        names = [f"arm-{n}-{'x' * (width // 3)}" for n in range(2)]
+        for n, arm in enumerate(names):
+            feed.pipeline.emit(StartEvent(t=3 + n, wall=3 + n, arm=arm, line=f"START arm={arm}"))
+            trial(3.5 + n, arm, 60.0)
+        await draw_all(pilot)
+        rows = str(words.render()).count("\n") + 1
+        assert rows > 1 and words.region.height == rows
+        assert "123.4" in app.export_screenshot()

@@ -31,11 +31,11 @@ from anemon.ui.charts.axes import (
     y_limits,
 )
 from anemon.ui.charts.drawing import (
+    LineCells,
     Segments,
     along,
     legend_box,
-    line_dots,
-    paint_braille,
+    paint_cells,
     refresh_changed_rows,
     to_cells,
 )
@@ -45,6 +45,7 @@ from anemon.ui.charts.plotlib import (
     canvas_stale,
     hold_refreshes,
     release_refreshes,
+    text_widths,
 )
 from anemon.ui.charts.specs import CHARTS, REF, ChartSpec, Line, dimmed, elapsed, trials
 from anemon.ui.overlay import Overlay
@@ -62,14 +63,31 @@ Latest = tuple[str, str | None, str]
 
 def latest_values(lines: Sequence[Line], value: Callable[[float], str]) -> list[Latest]:
     """The newest finite value of each label (each arm; the unlabelled lines as one): what a
-    chart too short to plot says instead. A chart's lines come in the order of time (an
-    arm's launches, a power line's stretches), so of two lines with one label the later's."""
+    chart too short to plot says instead, in the order the labels first come. A chart's lines
+    come in the order of time (an arm's launches, a power line's stretches), so of two lines
+    with one label the later's."""
     newest: dict[str | None, tuple[float, str]] = {}
-    for line in lines:
-        keep = ~(np.isnan(line.x) | np.isnan(line.y))
-        if keep.any():
-            newest[line.label] = (float(line.y[np.flatnonzero(keep)[-1]]), line.colour)
-    return [(colour, label, value(y)) for label, (y, colour) in newest.items()]
+    for line in reversed(lines):  # the later line of a label first: its earlier ones unread
+        if line.label in newest:
+            continue
+        at = last_finite(line.x, line.y)
+        if at is not None:
+            newest[line.label] = (float(line.y[at]), line.colour)
+    order = list(dict.fromkeys(line.label for line in lines))  # each label where it first came
+    return [(newest[k][1], k, value(newest[k][0])) for k in order if k in newest]
+
+
+def last_finite(x: np.ndarray, y: np.ndarray) -> int | None:
+    """The index of the last point with both x and y, read from the end a growing tail at a
+    time: a line's newest point is nearly always whole, and a 12-hour line has ~40k."""
+    end, tail = len(x), 8
+    while end > 0:
+        start = max(0, end - tail)
+        whole = np.flatnonzero(~(np.isnan(x[start:end]) | np.isnan(y[start:end])))
+        if len(whole):
+            return start + int(whole[-1])
+        end, tail = start, tail * 4
+    return None
 
 
 def cut(
@@ -163,7 +181,10 @@ class Chart(PlotBase, can_focus=False):
         self._subtitle: Text | None = None
         self.segments: Segments = {}
         """The braille dots of the segments drawn lately (`line_dots`)."""
+        self.line_cells = LineCells()
         self._short_text: tuple[object, ...] | None = None
+        self._short_rows: tuple[int, int, int] | None = None
+        """The text form's rows and the size it was laid out for, at its last update."""
         self.plotted = False
         """The last draw had points (an empty chart's axes are textual-plot's own 0-1)."""
         self._picture: Hashable | None = None
@@ -302,6 +323,7 @@ class Chart(PlotBase, can_focus=False):
         if picture is not None and picture == self._picture:
             return False  # the same dots on the same axes: nothing to paint (a flat footprint)
         with self.deferred():  # drawn below, once
+            self.line_cells.turn()
             self.clear()
             for x, y, line, labelled in points:
                 label = line.label if labelled else None
@@ -377,9 +399,16 @@ class Chart(PlotBase, can_focus=False):
             width, height = self.content_size.width - 2, self.content_size.height  # padding
             shown = (tuple(self.latest), width, height)
             if shown != self._short_text:  # the same words again: nothing to repaint
-                self._short_text = shown
                 said = latest_text(self.latest, width, height, self.spec.empty)
-                self.query_one(".latest", Static).update(said)
+                cells = text_widths(said)
+                rows = len(cells), width, height
+                fits = max(cells) <= width
+                # as many rows at the same size, none wrapped: the text's height is the
+                # same, so the screen needs no new layout (a relayout per new value was
+                # most of a 13-arm session's redraw, bench/long_session.py)
+                same = fits and rows == self._short_rows
+                self._short_text, self._short_rows = shown, rows if fits else None
+                self.query_one(".latest", Static).update(said, layout=not same)
         return short
 
     def place_legend(self) -> None:
@@ -449,7 +478,7 @@ class Chart(PlotBase, can_focus=False):
             return False
         canvas = self.plot_canvas
         x, y = to_cells(dataset.x, dataset.y, self.limits, self.scale_box)  # as one point's
-        paint_braille(canvas, *line_dots(canvas, x, y, self.segments), dataset.line_style)
+        paint_cells(canvas, self.line_cells.cells(canvas, x, y, self.segments), dataset.line_style)
         return True
 
     def get_hires_pixel_from_coordinate(

@@ -167,23 +167,63 @@ BRAILLE_CHARS: tuple[str | None, ...] = (
 row; none for no dot)."""
 
 
-def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: str) -> None:
-    """Set the cells the dots fall in to the braille character of their dots, in `style`,
-    as `Canvas.set_hires_pixels` does (a cell takes this line's dots alone), one refresh."""
-    width, height = canvas_size(canvas)
+Cells = tuple[list[int], list[int], list[str]]
+"""The cells a line paints on a canvas: their rows, columns and braille characters."""
+
+
+def braille_cells(size: tuple[int, int], dot_x: np.ndarray, dot_y: np.ndarray) -> Cells:
+    """The cells the dots fall in on a canvas of `size` (width, height), each with the
+    braille character of its dots, as `Canvas.set_hires_pixels` finds them."""
+    width, height = size
     cell_x, cell_y = dot_x // 2, dot_y // 4
     keep = (cell_x >= 0) & (cell_x < width) & (cell_y >= 0) & (cell_y < height)
     masks = np.zeros(width * height, dtype=np.int64)
     bits = np.left_shift(1, (dot_y[keep] % 4) * 2 + dot_x[keep] % 2)
     np.bitwise_or.at(masks, cell_y[keep] * width + cell_x[keep], bits)
-    buffer, styles = canvas_rows(canvas)
     cells = np.flatnonzero(masks)
-    for cell, mask in zip(cells.tolist(), masks[cells].tolist(), strict=True):
-        if char := BRAILLE_CHARS[mask]:
-            row, col = divmod(cell, width)
-            buffer[row][col] = char
-            styles[row][col] = style
+    rows, columns = np.divmod(cells, width)
+    chars = [BRAILLE_CHARS[mask] or "" for mask in masks[cells].tolist()]  # no mask is 0
+    return rows.tolist(), columns.tolist(), chars
+
+
+def paint_cells(canvas: Canvas, cells: Cells, style: str) -> None:
+    """Set `cells` on `canvas` in `style` (a cell takes this line's dots alone), one refresh."""
+    buffer, styles = canvas_rows(canvas)
+    for row, column, char in zip(*cells, strict=True):
+        buffer[row][column] = char
+        styles[row][column] = style
     canvas.refresh()
+
+
+def paint_braille(canvas: Canvas, dot_x: np.ndarray, dot_y: np.ndarray, style: str) -> None:
+    """Set the cells the dots fall in to the braille character of their dots, in `style`,
+    as `Canvas.set_hires_pixels` does."""
+    paint_cells(canvas, braille_cells(canvas_size(canvas), dot_x, dot_y), style)
+
+
+class LineCells:
+    """A chart's memo of the cells each line painted at its last draw and this one, by the
+    line's points on the canvas: a line that did not move (an arm that has ended, until the
+    axes change) paints them again without working out its dots. A session of 13 arms
+    redrew 13 lines a chart for each new trial (bench/long_session.py)."""
+
+    def __init__(self) -> None:
+        self.last: dict[object, Cells] = {}
+        self.now: dict[object, Cells] = {}
+
+    def turn(self) -> None:
+        """A new draw: what the one before it painted stays at hand, nothing older."""
+        self.last, self.now = self.now, {}
+
+    def cells(self, canvas: Canvas, x: np.ndarray, y: np.ndarray, segments: Segments) -> Cells:
+        """The cells of the polyline through (x, y) (canvas cells): remembered, or found."""
+        size = canvas_size(canvas)
+        key = (x.tobytes(), y.tobytes(), size)
+        cells = self.now.get(key) or self.last.get(key)
+        if cells is None:
+            cells = braille_cells(size, *line_dots(canvas, x, y, segments))
+        self.now[key] = cells
+        return cells
 
 
 def refresh_changed_rows(canvas: Canvas, buffer: list[list[str]], styles: list[list[str]]) -> None:

@@ -84,17 +84,29 @@ class LabelCanvas(Canvas):
         self.refresh()
 
 
+def text_widths(text: Text) -> tuple[int, ...]:
+    """Each line's width in cells: a Static sized by its text (`auto`) keeps its size for
+    another text of the same widths, so its update needs no layout of the screen."""
+    return tuple(line.cell_len for line in text.split(allow_blank=True))
+
+
 class SteadyLegend(Legend):
     """textual-plot's legend, set again only when its text changes: a Static's `update` asks
     for a layout of the whole screen, and textual-plot sets the legend on every `plot`,
-    `clear` and `show_legend`, so a live trial laid out every panel again (~2 ms)."""
+    `clear` and `show_legend`, so a live trial laid out every panel again (~2 ms). A text of
+    the same size (a new value in a label: "52.8 tok/s" → "52.9 tok/s") is set without one."""
 
     shown: object = None
 
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:
         if content != self.shown:
+            resized = not (
+                isinstance(content, Text)
+                and isinstance(self.shown, Text)
+                and text_widths(content) == text_widths(self.shown)
+            )
             self.shown = content
-            super().update(content, layout=layout)
+            super().update(content, layout=layout and resized)
 
 
 class PlotBase(PlotWidget):
