@@ -16,6 +16,10 @@ class SourceError(AnemonError):
     """A SOURCE that cannot be read: missing, a directory, binary, from a future version."""
 
 
+class MissingSourceError(SourceError):
+    """A SOURCE path with no file there (`watch` waits for one)."""
+
+
 class NoRecordsError(SourceError):
     """A SOURCE that reads but holds no bench record (START, LOAD, TRIAL, IDLE, END, ERROR)."""
 

@@ -24,7 +24,7 @@ from anemon.cli.common import (
 )
 from anemon.devices import BACKENDS, REAL_KINDS
 from anemon.devices.base import CONNECTIONS
-from anemon.errors import AnemonError
+from anemon.errors import AnemonError, MissingSourceError
 from anemon.paths import same_file
 from anemon.text import printable
 
@@ -175,11 +175,11 @@ def _check(args: argparse.Namespace) -> None:
             f"{args.path}: not a regular file (a FIFO or a device); watch follows a mirrored "
             "log file: read a pipe with `anemon summary` or `anemon replay` instead"
         )
-    if args.path.exists():
-        from anemon.recording.reader import check_text
+    from anemon.recording.reader import check_text
 
+    try:
         check_text(args.path)  # a binary file is refused before anything starts
-    else:
+    except MissingSourceError:  # not mirrored yet, or deleted to be written again just now
         print(f"anemon: {printable(str(args.path))} does not exist yet; waiting for it "
               "(Ctrl-C to stop)", file=sys.stderr)  # fmt: skip
 

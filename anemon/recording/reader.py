@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from anemon.errors import NoRecordsError, SourceError
+from anemon.errors import MissingSourceError, NoRecordsError, SourceError
 from anemon.events import Event, StartEvent
 from anemon.parsing import LineParser
 from anemon.recording.foreign import FORMATS, LOOKED_FOR, kind_of
@@ -615,7 +615,7 @@ def _fstat_mode(file: BinaryIO) -> int:
 
 def _source_error(path: Path, error: OSError) -> SourceError:
     if isinstance(error, FileNotFoundError):
-        return SourceError(f"{path}: no such file")
+        return MissingSourceError(f"{path}: no such file")
     if isinstance(error, IsADirectoryError):
         return SourceError(f"{path}: is a directory; give a log or recording file")
     if isinstance(error, PermissionError):

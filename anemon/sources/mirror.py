@@ -137,7 +137,7 @@ class MirrorTailer:
         with file:
             # One open file for the comparison and the read, so both see the same file.
             try:
-                items.extend(self._check_open(file, os.fstat(file.fileno()).st_size))
+                items.extend(self._check_open(file))
             except OSError as e:  # an I/O error mid-read: what was read so far is kept
                 items.extend(self._open_gap(_why(e)))
         return items
@@ -157,11 +157,18 @@ class MirrorTailer:
         self._gap = reason
         return [LogGap("begin", reason)]
 
-    def _check_open(self, file: BinaryIO, size: int) -> list[LogItem]:
+    def _check_open(self, file: BinaryIO) -> list[LogItem]:
         source = _File(file, self)
+        before = _fstat_of(file)
+        size = before[2]
         verdict = judge(self._seen, source, size)
         items: list[LogItem] = []
         if verdict.action == "wait":
+            return []
+        if verdict.action in ("reset", "resume") and _fstat_of(file) != before:
+            # written while judged (truncated and being written again): what was compared may
+            # be half of each, so it is judged again at the next check, as a rewrite in
+            # progress is; a reset from such a read read the whole log again
             return []
         if verdict.action == "reset":
             items.append(LogReset(self._switch(source, size, verdict)))
@@ -325,9 +332,17 @@ _Stat = tuple[int, int, int, int, int, int]
 def _stat_of(path: Path) -> _Stat | None:
     """The path's stat (following symlinks), None if it cannot be taken (absent, no access)."""
     try:
-        st = os.stat(path)
+        return _compared(os.stat(path))
     except OSError:
         return None
+
+
+def _fstat_of(file: BinaryIO) -> _Stat:
+    """An open file's stat, as `_stat_of` gives it."""
+    return _compared(os.fstat(file.fileno()))
+
+
+def _compared(st: os.stat_result) -> _Stat:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
 
 

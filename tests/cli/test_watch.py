@@ -111,3 +111,25 @@ def test_a_mirror_that_does_not_exist_yet_is_waited_for_and_said_so(tmp_path):
         proc.communicate(timeout=30)
     assert "later.log does not exist yet; waiting for it" in first
     assert proc.returncode == 0
+
+
+def test_a_mirror_deleted_as_watch_opens_it_is_waited_for(tmp_path, monkeypatch, capsys):
+    """A mirroring tool that deletes and writes the log again may do so just as watch starts:
+    the file seen a moment ago is gone when opened. That is a mirror being refreshed, not a
+    missing file (it exited "no such file")."""
+    from anemon.cli import build_parser
+    from anemon.cli.watch import _check
+
+    mirror = tmp_path / "mirror.log"
+    mirror.write_text(line(0))
+    real_open = Path.open
+
+    def deleted_first(path: Path, *args, **kwargs):
+        if path == mirror:
+            mirror.unlink(missing_ok=True)  # the tool's delete, just before watch's open
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", deleted_first)
+    words = ["watch", str(mirror), "--headless", "--no-record"]
+    _check(build_parser(words).parse_args(words))
+    assert "mirror.log does not exist yet; waiting for it" in capsys.readouterr().err

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from anemon.sources import mirror
 from anemon.sources.mirror import MirrorTailer
-from anemon.sources.refresh import WINDOW
+from anemon.sources.refresh import WINDOW, Seen, Source, Verdict
 from tests.sources.test_mirror import atomic_write, make_log, resets, texts
 
 
@@ -209,3 +210,32 @@ def test_any_mix_of_rotations_edits_and_torn_copies_gives_each_line_once(
             atomic_write(log_path, log.content())  # at the end, the whole log as it is
             delivered += texts(tailer.check())
     assert delivered == log.lines  # none lost, none twice, an edited line in its first form
+
+
+def test_a_log_truncated_while_it_is_judged_is_judged_again_not_read_again(
+    log_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mirror refreshed by truncating and writing it again, caught mid-check: the file was
+    whole when opened and a third of it by the comparison. Judged on such bytes it looked like
+    another log and was read again from its start (every trial twice); it is judged again."""
+    data, lines = make_log("a", 300)
+    log_path.write_bytes(data[: line_start(data, 100)])
+    tailer = MirrorTailer(log_path)
+    seen = texts(tailer.check())
+    log_path.write_bytes(data[: line_start(data, 200)])  # refreshed: 100 new lines
+    real = mirror.judge
+
+    def truncated_meanwhile(seen: Seen, file: Source, size: int) -> Verdict:
+        monkeypatch.setattr(mirror, "judge", real)  # once
+        with open(log_path, "r+b") as writer:  # the same file, as a truncating writer has it
+            writer.truncate(0)
+            writer.write(data[: line_start(data, 30)])
+        return real(seen, file, size)
+
+    monkeypatch.setattr(mirror, "judge", truncated_meanwhile)
+    first = tailer.check()
+    assert first == []  # nothing read from the half-written file
+    log_path.write_bytes(data)  # the writer done (and more lines since)
+    items = tailer.check()
+    seen += texts(items)
+    assert seen == lines and not resets(items)
