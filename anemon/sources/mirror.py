@@ -160,7 +160,7 @@ class MirrorTailer:
     def _check_open(self, file: BinaryIO) -> list[LogItem]:
         source = _File(file, self)
         before = _fstat_of(file)
-        size = before[2]
+        size = before[2]  # `_Stat`: (device, inode, size, mode, mtime, ctime)
         verdict = judge(self._seen, source, size)
         items: list[LogItem] = []
         if verdict.action == "wait":

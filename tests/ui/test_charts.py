@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from rich.text import Text
 from textual.geometry import Region, Size
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Static
 from textual_hires_canvas import Canvas
 from textual_hires_canvas.hires import HiResMode
@@ -367,6 +368,18 @@ async def test_a_reading_redraws_only_the_charts_that_show_it(make_app: MakeApp)
         assert redrawn(app, session) == set()  # nothing new: nothing drawn
 
 
+def layouts_asked(widget: Widget, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each of `widget`'s refreshes from now on asks for a layout of the screen."""
+    laid_out: list[bool] = []
+    refresh = widget.refresh
+    monkeypatch.setattr(
+        widget,
+        "refresh",
+        lambda *a, **k: laid_out.append(k.get("layout", False)) or refresh(*a, **k),
+    )
+    return laid_out
+
+
 async def test_a_trial_sets_no_legend_whose_text_it_does_not_change(
     make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -385,13 +398,7 @@ async def test_a_trial_sets_no_legend_whose_text_it_does_not_change(
         decode = app.query_one("#decode", Chart)
         legend = decode.query_one("#legend")
         assert legend.display
-        laid_out: list[bool] = []
-        refresh = legend.refresh
-        monkeypatch.setattr(
-            legend,
-            "refresh",
-            lambda *a, **k: laid_out.append(k.get("layout", False)) or refresh(*a, **k),
-        )
+        laid_out = layouts_asked(legend, monkeypatch)
         add(TrialEvent(t=130.0, wall=0.0, arm="b", trial=30, decode_tps=49.0))
         assert decode.draw(feed.session)
         assert True not in laid_out
@@ -421,13 +428,7 @@ async def test_a_legend_whose_new_text_is_as_wide_is_set_without_a_layout(
         legend = memory.query_one("#legend")
         assert legend.display and "a 52.0 tok/s" in str(legend.render())
         width = legend.outer_size.width
-        laid_out: list[bool] = []
-        refresh = legend.refresh
-        monkeypatch.setattr(
-            legend,
-            "refresh",
-            lambda *a, **k: laid_out.append(k.get("layout", False)) or refresh(*a, **k),
-        )
+        laid_out = layouts_asked(legend, monkeypatch)
         add(TrialEvent(t=30.5, wall=0.0, arm="a", trial=30, decode_tps=55.0))
         await draw_all(pilot)
         assert "a 52.1 tok/s" in str(legend.render())
