@@ -38,6 +38,9 @@ CHUNK = 4_096
 AHEAD = 4
 """Chunks read ahead of the replay: a headless replay holds about this many unplayed; the
 background reader, this many between two ticks before it waits for the replay to take them."""
+KEPT_AHEAD_MAX = 250_000
+"""A seek back keeps the Session it leaves (`Replayer.seek`) only up to this many events: a
+10,000-trial recording's is ~3 MB; one of a million events would hold ~140 MB more."""
 START_AFTER_S = 1.0
 """How long the dashboard's replay plays its head alone before a thread reads the rest."""
 WAIT_S = 0.01
@@ -95,6 +98,8 @@ class Replayer:
         self.clock = ReplayClock(self)
         """Where the replay has got to, as a Clock (what its feed's views and waits go by)."""
         self._index = 0
+        self._ahead: tuple[Session, int] | None = None
+        """The Session a seek back left, and how many events it holds (`seek`)."""
         self._position = 0.0
         self._last = monotonic()
         self._extend(list(events))
@@ -173,6 +178,7 @@ class Replayer:
         """`more` into the events, stably by time (the source's order among equal times); one
         before an event already played rebuilds the Session up to where the replay is."""
         lowest = min(e.t for e in more)
+        self._ahead = None  # events now come in among those it holds
         missed = self._keep and self._index > 0 and lowest < self.times[self._index - 1]
         played = 0 if self._keep else self._index
         merged = sorted([*self.events[played:], *more], key=_time)
@@ -197,6 +203,8 @@ class Replayer:
             if index % 256 == 0 and self._monotonic() > deadline:
                 break
         self._index = index
+        if self._ahead is not None and index >= self._ahead[1]:
+            self._ahead = None  # played past it: a seek forward starts from here
         if index > start and limit is not None:
             self._position = self.times[index - 1] - self.start
         return index - start
@@ -206,6 +214,7 @@ class Replayer:
         **fields)` stamped by the replay's clock, into the Session and to the listener, as
         `Pipeline.emit_now` does live. Not recorded (a replay's feed keeps its markers)."""
         event = make(t=self.clock.now(), wall=self.clock.wall(), **fields)
+        self._ahead = None  # it would not show this one
         self.session.add(event)
         if self._listener is not None:
             self._listener(event)
@@ -222,17 +231,26 @@ class Replayer:
 
     def seek(self, position: float) -> None:
         """Jump to `position` seconds (clamped); backwards rebuilds the Session from the start
-        (none without `keep`: the played events are gone)."""
+        (none without `keep`: the played events are gone). The Session a seek back leaves is
+        kept (up to KEPT_AHEAD_MAX events), and a seek forward to or past where it was takes it
+        up again: Home then End, or `,` then `.`, do not add the same events twice."""
         self._take()
         position = max(0.0, min(self.duration, position))
         end = bisect.bisect_right(self.times, self.start + position)
         if end < self._index and not self._keep:
             return
         if end < self._index:
+            self._keep_ahead()
             self._replay_to(position)
         else:
             self._catch_up(end)
         self._position = position
+
+    def _keep_ahead(self) -> None:
+        """Before a seek back: the Session it leaves, if it is further on than one kept."""
+        kept = 0 if self._ahead is None else self._ahead[1]
+        if kept < self._index <= KEPT_AHEAD_MAX:
+            self._ahead = (self.session, self._index)
 
     def _replay_to(self, position: float) -> None:
         """A new Session with every event up to `position` (none to the listener)."""
@@ -242,7 +260,11 @@ class Replayer:
 
     def _catch_up(self, end: int) -> None:
         """The events up to `end` into the Session at once (a seek: none to the listener, no
-        time budget), trials and readings a column at a time (`Session.extend`)."""
+        time budget), trials and readings a column at a time (`Session.extend`); from the
+        Session a seek back left where it holds no more than that."""
+        if self._ahead is not None and self._index < self._ahead[1] <= end:
+            self.session, self._index = self._ahead
+            self._ahead = None
         if end > self._index:
             self.session.extend(self.events[self._index : end])
             self._index = end

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 
-from anemon.events import TrialEvent
+from anemon.analysis.summary import summarize
+from anemon.events import MarkerEvent, TrialEvent
+from anemon.sources import replay as replay_module
 from anemon.sources.replay import Replayer
+from anemon.store import Session
 
 
 class FakeClock:
@@ -61,6 +66,68 @@ def test_seek_back_rebuilds_the_session():
     old = replayer.session
     replayer.seek_by(-5.0)
     assert replayer.session is not old and trials(replayer) == 3
+
+
+def same_as_read(replayer: Replayer) -> bool:
+    """The replayer's Session holds what the events up to its position give, read afresh."""
+    upto = [e for e in replayer.events if e.t <= replayer.start + replayer.position]
+    fresh, got = Session.from_events(upto), replayer.session
+    return (fresh.version, fresh.counts, summarize(fresh)) == (
+        got.version, got.counts, summarize(got))  # fmt: skip
+
+
+def test_a_seek_forward_takes_up_the_session_a_seek_back_left():
+    replayer = Replayer(events(), monotonic=FakeClock())
+    replayer.seek(9.0)  # End
+    whole = replayer.session
+    replayer.seek(0.0)  # Home
+    assert trials(replayer) == 1 and replayer.session is not whole
+    replayer.seek(9.0)  # End again: the session left, not its events added again
+    assert replayer.session is whole and same_as_read(replayer)
+
+
+def test_a_seek_past_the_session_left_goes_on_from_it():
+    replayer = Replayer(events(), monotonic=FakeClock())
+    replayer.seek(6.0)
+    left = replayer.session
+    replayer.seek(2.0)  # `,`: back
+    replayer.seek(4.0)  # not as far: built from here, the one left still kept
+    assert replayer.session is not left and same_as_read(replayer)
+    replayer.seek(8.0)  # past it: it, and the events after it
+    assert replayer.session is left and trials(replayer) == 9 and same_as_read(replayer)
+
+
+def test_a_seek_forward_builds_afresh_once_the_session_left_cannot_serve():
+    clock = FakeClock()
+    played = Replayer(events(), monotonic=clock)
+    played.seek(6.0)
+    left = played.session
+    played.seek(1.0)
+    gone = weakref.ref(left)
+    del left
+    clock.now = 7.0  # played past where it was left: let go (the one played on is further)
+    played.tick()
+    gc.collect()
+    assert gone() is None
+    played.seek(9.0)
+    assert same_as_read(played)
+    marked = Replayer(events(), monotonic=FakeClock())
+    marked.seek(6.0)
+    left = marked.session
+    marked.seek(1.0)
+    marker = marked.emit_now(MarkerEvent, source="operator", note="look")
+    marked.seek(9.0)  # the one left would not show the marker
+    assert marked.session is not left and marker in marked.session.markers
+
+
+def test_a_big_session_is_not_kept_for_a_seek_forward(monkeypatch):
+    monkeypatch.setattr(replay_module, "KEPT_AHEAD_MAX", 5)
+    replayer = Replayer(events(), monotonic=FakeClock())
+    replayer.seek(9.0)  # 10 events: too many to keep
+    big = replayer.session
+    replayer.seek(0.0)
+    replayer.seek(9.0)
+    assert replayer.session is not big and same_as_read(replayer)
 
 
 def test_seek_past_the_end_stops_at_the_end():

@@ -127,6 +127,32 @@ def test_an_event_read_late_before_those_played_rebuilds_the_session():
     assert list(replayer.session.arms["a"].columns["trial"]) == [0.0, 3.0, 1.0, 2.0]
 
 
+class Late:
+    """A rest whose one chunk comes at its `at`th take."""
+
+    def __init__(self, items: list[Event], at: int) -> None:
+        self.items, self.at = items, at
+
+    def take(self) -> list[Event] | None:
+        self.at -= 1
+        if self.at > 0:
+            return []
+        items, self.items = self.items, None
+        return items
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_event_read_late_lets_go_of_the_session_a_seek_back_left():
+    items = events(0, [1.0, 2.0, 3.0, 1.5])
+    replayer = Replayer(items[:4], monotonic=FakeClock(), rest=Late(items[4:], at=3))
+    replayer.seek(3.0)
+    replayer.seek(0.5)  # keeps the session left; the late trial comes at the next seek
+    replayer.seek(3.0)
+    assert list(replayer.session.arms["a"].columns["trial"]) == [0.0, 3.0, 1.0, 2.0]
+
+
 def test_the_background_reader_loads_the_rest_behind_the_replay():
     gate = threading.Event()
 

@@ -122,6 +122,22 @@ async def test_seeking_to_the_start_empties_the_panels_and_to_the_end_fills_them
         assert app.query_one("#arms", ArmsTable).row_count == 2
 
 
+async def test_end_after_home_shows_the_screen_end_showed(make_app: MakeApp) -> None:
+    """The second End takes up the session Home left (`Replayer.seek`): nothing on the screen
+    may tell the two apart."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space", "end")
+        await settle(pilot)
+        whole, first = app.feed.session, app.export_screenshot()
+        await pilot.press("home")
+        await settle(pilot)
+        assert app.query_one("#arms", ArmsTable).row_count == 0
+        await pilot.press("end")
+        await settle(pilot)
+        assert app.feed.session is whole and app.export_screenshot() == first
+
+
 async def test_marker_key_adds_an_operator_note(make_app: MakeApp) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
