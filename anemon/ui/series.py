@@ -14,6 +14,7 @@ from array import array
 import numpy as np
 
 from anemon.analysis.describe import describe
+from anemon.analysis.growing import Column
 from anemon.events import Event, RecordEvent
 from anemon.store import Session
 from anemon.text import printable
@@ -178,7 +179,14 @@ def steps(x: np.ndarray, y: np.ndarray, end: float | None = None) -> tuple[np.nd
     if not len(x):
         return x, y
     change = np.r_[True, y[1:] != y[:-1]]
-    x, y = x[change], y[change]
+    return held(x[change], y[change], end)
+
+
+def held(x: np.ndarray, y: np.ndarray, end: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """The step line of a state's changes (`x` where it changed to `y`): each value held
+    until the next change, the last until `end` (if later than it)."""
+    if not len(x):
+        return x, y
     last = max(x[-1], end if end is not None else x[-1])
     step_x = np.repeat(np.r_[x, last], 2)[1:-1]
     step_y = np.repeat(y, 2)
@@ -286,6 +294,40 @@ class Follower:
         self.fed = len(x)
         self._ends = _ends(x, y, self.fed) if self.fed else b""
         return self.decimator.points()
+
+
+class StepFollower:
+    """The decimated `steps` of a state series that grows at its end (the session's thermal
+    states: a value a trial): the changes are found among the points added since the last
+    `update` and kept, so a draw costs the new points and the changes (a handful), not every
+    point (at 500,000 trials, stepping them all took ~10 ms a draw). A series that changed
+    otherwise is stepped again from the start, as `Follower` does."""
+
+    def __init__(self, bins: int) -> None:
+        self.bins = bins
+        self.fed = 0
+        self._ends = b""
+        self._x, self._y = Column(), Column()
+        """Where the value changed, and to what."""
+        self._last = math.nan
+
+    def update(
+        self, x: np.ndarray, y: np.ndarray, end: float | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`decimate(*steps(x, y, end), bins)`."""
+        if len(x) < self.fed or (self.fed and _ends(x, y, self.fed) != self._ends):
+            self.fed, self._x, self._y, self._last = 0, Column(), Column(), math.nan
+        new_x, new_y = x[self.fed :], y[self.fed :]
+        keep = ~(np.isnan(new_x) | np.isnan(new_y))
+        new_x, new_y = new_x[keep], new_y[keep]
+        if len(new_y):
+            change = new_y != np.r_[self._last, new_y[:-1]]  # NaN: the first is a change
+            self._x.extend(new_x[change])
+            self._y.extend(new_y[change])
+            self._last = float(new_y[-1])
+        self.fed = len(x)
+        self._ends = _ends(x, y, self.fed) if self.fed else b""
+        return decimate(*held(self._x.view, self._y.view, end), self.bins)
 
 
 def _ends(x: np.ndarray, y: np.ndarray, upto: int) -> bytes:

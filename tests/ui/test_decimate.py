@@ -1,4 +1,5 @@
-"""Incremental decimation: `Decimator` fed in any chunks equals `decimate` over all the points."""
+"""Incremental decimation: `Decimator` fed in any chunks equals `decimate` over all the points,
+and `StepFollower` what stepping the whole series gives."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anemon.ui.series import Decimator, decimate, grid_step
+from anemon.ui.series import Decimator, StepFollower, decimate, grid_step, steps
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 value = st.one_of(finite, st.just(math.nan))
@@ -82,3 +83,36 @@ def test_grid_step_is_the_finest_that_fits(a: float, b: float, bins: int) -> Non
 
     assert count(j) <= bins
     assert j == -40 or count(j - 1) > bins
+
+
+@st.composite
+def states_in_chunks(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, list[int], int]:
+    """A state series as the session keeps the thermal one: few distinct values, NaNs."""
+    x, _, cuts, bins = draw(series_in_chunks())
+    states = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.just(math.nan))
+    y = np.array(draw(st.lists(states, min_size=len(x), max_size=len(x))), dtype=float)
+    return x, y, cuts, bins
+
+
+@settings(max_examples=200, deadline=None)
+@given(states_in_chunks(), st.one_of(st.none(), finite))
+def test_a_step_line_followed_equals_it_stepped_whole(
+    case: tuple[np.ndarray, np.ndarray, list[int], int], end: float | None
+) -> None:
+    x, y, cuts, bins = case
+    stepper = StepFollower(bins)
+    for b in [*cuts, len(x)]:
+        got, want = stepper.update(x[:b], y[:b], end), decimate(*steps(x[:b], y[:b], end), bins)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_a_step_line_that_changed_otherwise_is_stepped_again() -> None:
+    """A seek back gives a shorter series; a new session's first point differs."""
+    stepper = StepFollower(40)
+    x, y = np.arange(10.0), np.array([0, 0, 1, 1, 2, 2, 1, 1, 0, 0], dtype=float)
+    stepper.update(x, y, None)
+    for cx, cy in ((x[:4], y[:4]), (x + 1, y[::-1].copy())):
+        got, want = stepper.update(cx, cy, 20.0), decimate(*steps(cx, cy, 20.0), 40)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])

@@ -49,7 +49,7 @@ from anemon.ui.charts.plotlib import (
 )
 from anemon.ui.charts.specs import CHARTS, REF, ChartSpec, Line, dimmed, elapsed, trials
 from anemon.ui.overlay import Overlay
-from anemon.ui.series import Follower, decimate, steps
+from anemon.ui.series import Follower, StepFollower
 
 MIN_ROWS = MIN_TICK_ROWS + 1
 """Rows inside the axes a numeric chart needs: two ticks (`FittedFormatter`) a blank row
@@ -176,6 +176,7 @@ class Chart(PlotBase, can_focus=False):
         self.latest: list[Latest] = []
         """The text form's values, from the last draw."""
         self.followers: dict[tuple[object, ...], Follower] = {}
+        self.steppers: dict[tuple[object, ...], StepFollower] = {}
         """Each line's decimation, kept up to date as its points arrive (`follow`)."""
         self._title = ""
         self._subtitle: Text | None = None
@@ -263,16 +264,20 @@ class Chart(PlotBase, can_focus=False):
         self, session: Session, lines: Sequence[Line]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each line decimated to two bins a column, by its `Follower`: only the points new
-        since the last draw are binned (a step line, a few points per change, is stepped and
-        decimated whole, as its last point moves with the clock)."""
+        since the last draw are binned (a step line's new points are looked at for changes,
+        its `StepFollower`, and its steps decimated whole, as its last point moves with the
+        clock)."""
         bins = 2 * self.columns
         known, self.followers = self.followers, {}
+        known_steps, self.steppers = self.steppers, {}
         out = []
         for index, line in enumerate(lines):
-            if line.step:
-                out.append(decimate(*steps(line.x, line.y, end=elapsed(session)), bins))
-                continue
             key = (id(session), bins, index, line.label, line.colour, line.ref)
+            if line.step:
+                stepper = known_steps.get(key) or StepFollower(bins)
+                self.steppers[key] = stepper
+                out.append(stepper.update(line.x, line.y, end=elapsed(session)))
+                continue
             follower = known.get(key) or Follower(bins)
             self.followers[key] = follower
             out.append(follower.update(line.x, line.y))

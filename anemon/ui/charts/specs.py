@@ -11,8 +11,9 @@ from itertools import islice
 import numpy as np
 from textual.color import Color
 
+from anemon.analysis.growing import Column
 from anemon.events import THERMAL_NAMES
-from anemon.store import ArmSeries, Session
+from anemon.store import ArmSeries, Series, Session
 from anemon.ui import overlay
 from anemon.ui.charts.axes import ANY_LEAST, MARGIN, Least
 from anemon.ui.overlay import Overlay
@@ -95,24 +96,77 @@ def arm_colour(session: Session, name: str) -> str:
     return PALETTE[session.arms[name].index % len(PALETTE)]
 
 
-def _arm_line(session: Session, arm: ArmSeries, name: str) -> Line:
-    timed = column(arm.columns["warmup"]) == 0
-    x = _since_start(session, column(arm.columns["placed_t"])[timed])
-    launches = runs(column(arm.columns["round"])[timed])[1:]
-    breaks = x[[launch.start for launch in launches]]
-    y = column(arm.columns[name])[timed]
-    return Line(x, y, arm_colour(session, arm.name), arm.name, breaks=breaks)
+KEPT_LINES = 256
+"""Arm lines an `ArmLines` keeps between draws (a chart draws at most SHOWN_ARMS arms; the
+runs shown share it)."""
+
+
+class ArmLines:
+    """A chart's line of column `name` for each of the latest SHOWN_ARMS arms (warm-ups left
+    out, as in the summary), kept as its trials come (`GrowingArmLine`): a draw costs the new
+    trials, not all of them. Built afresh from the columns at each draw, the lines of a replay
+    at `max` (250,000 trials an arm) were ~40 % of the charts' draws, up to ~15 ms each. One per
+    column, shared by the charts of every run shown: kept by the arm (held, so its id is not
+    another's), the oldest let go past KEPT_LINES."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._kept: dict[int, GrowingArmLine] = {}
+
+    def __call__(self, session: Session) -> list[Line]:
+        return [self.line(session, arm) for arm in session.recent_arms(SHOWN_ARMS) if len(arm)]
+
+    def __len__(self) -> int:
+        """How many arms' lines it keeps."""
+        return len(self._kept)
+
+    def line(self, session: Session, arm: ArmSeries) -> Line:
+        grown = self._kept.get(id(arm))
+        if grown is None or grown.arm is not arm:
+            grown = self._kept[id(arm)] = GrowingArmLine(arm, self.name, session.first_t)
+            if len(self._kept) > KEPT_LINES:
+                del self._kept[next(iter(self._kept))]
+        grown.update()
+        return Line(grown.x.view, grown.y.view, arm_colour(session, arm.name), arm.name,
+                    breaks=grown.breaks.view)  # fmt: skip
+
+
+class GrowingArmLine:
+    """An arm's timed trials of one column against their placed time since the session's
+    start, and where each launch after the first begins: what its columns give at once, each
+    `update` reading only the trials added since (an arm's columns only grow)."""
+
+    def __init__(self, arm: ArmSeries, name: str, first_t: float | None) -> None:
+        self.arm, self.name = arm, name
+        self.first_t = first_t
+        """The session's (set by its first event, before any arm: it never changes after)."""
+        self.read = 0
+        """The arm's trials read so far (warm-ups too)."""
+        self.x, self.y, self.breaks = Column(), Column(), Column()
+        self._round = math.nan
+        """The launch of the last timed trial read (NaN: none yet)."""
+
+    def update(self) -> None:
+        columns, read, now = self.arm.columns, self.read, len(self.arm)
+        if now == read:
+            return
+        timed = column(columns["warmup"])[read:now] == 0
+        x = column(columns["placed_t"])[read:now][timed] - (self.first_t or 0.0)
+        launch = column(columns["round"])[read:now][timed]
+        began = launch != np.r_[self._round, launch[:-1]]
+        if len(began) and len(self.x) == 0:
+            began[0] = False  # the first launch's start is no break
+        self.breaks.extend(x[began])
+        self.x.extend(x)
+        self.y.extend(column(columns[self.name])[read:now][timed])
+        self._round = float(launch[-1]) if len(launch) else self._round
+        self.read = now
 
 
 def trials(session: Session) -> tuple[int, ...]:
     """The `data` signature of the per-arm charts: how many arms, and how many trials each
     arm they draw has."""
     return len(session.arms), *(len(arm) for arm in session.recent_arms(SHOWN_ARMS))
-
-
-def per_arm(name: str) -> Callable[[Session], list[Line]]:
-    """One line per arm (warm-ups left out, as in the summary), of the latest SHOWN_ARMS."""
-    return lambda s: [_arm_line(s, arm, name) for arm in s.recent_arms(SHOWN_ARMS) if len(arm)]
 
 
 def per_arm_title(title: str) -> Callable[[Session], str]:
@@ -164,13 +218,28 @@ def decode_limits(session: Session) -> tuple[float | None, float | None]:
     return (0.0, float(max(tops)) * 1.05) if tops else (None, None)
 
 
-def session_line(attr: str, colour: str, step: bool = False) -> Callable[[Session], list[Line]]:
-    def lines(session: Session) -> list[Line]:
-        series = getattr(session, attr)
-        t = _since_start(session, column(series.t))
-        return [Line(t, column(series.value), colour, step=step)] if len(t) else []
+class SessionLine:
+    """The session's series `attr` (thermal, battery, free disk: a value a trial) against time
+    since the start, its times shifted as they come (a draw costs the new ones, not a copy of
+    all: at 500,000 trials ~4 MB a draw). Kept by the series (held, as `ArmLines` holds its
+    arms), for the sessions of the runs shown, the oldest let go past KEPT_LINES."""
 
-    return lines
+    def __init__(self, attr: str, colour: str, step: bool = False) -> None:
+        self.attr, self.colour, self.step = attr, colour, step
+        self._kept: dict[int, tuple[Series, Column]] = {}
+
+    def __call__(self, session: Session) -> list[Line]:
+        series = getattr(session, self.attr)
+        kept = self._kept.get(id(series))
+        if kept is None or kept[0] is not series:
+            kept = self._kept[id(series)] = (series, Column())
+            if len(self._kept) > KEPT_LINES:
+                del self._kept[next(iter(self._kept))]
+        shifted, now = kept[1], len(series.t)
+        if now > len(shifted):
+            shifted.extend(_since_start(session, column(series.t)[len(shifted) : now]))
+        x = shifted.view
+        return [Line(x, column(series.value), self.colour, step=self.step)] if len(x) else []
 
 
 def readings(attr: str) -> Callable[[Session], object]:
@@ -378,7 +447,7 @@ TPS_LEAST = Least(share=0.2)
 CHARTS: dict[str, ChartSpec] = {
     "decode": ChartSpec(
         per_arm_title("decode tok/s"),
-        per_arm("decode_tps"),
+        ArmLines("decode_tps"),
         legend=True,
         data=trials,
         reference=ref_arm("decode_tps"),
@@ -396,7 +465,7 @@ CHARTS: dict[str, ChartSpec] = {
     ),
     "prefill": ChartSpec(
         per_arm_title("prefill tok/s"),
-        per_arm("prompt_tps"),
+        ArmLines("prompt_tps"),
         legend=True,
         data=trials,
         value=lambda v: f"{v:,.0f}",
@@ -406,7 +475,7 @@ CHARTS: dict[str, ChartSpec] = {
     ),
     "thermal": ChartSpec(
         lambda s: "thermal state",
-        session_line("thermal", THERMAL, step=True),
+        SessionLine("thermal", THERMAL, step=True),
         ylimits=lambda s: (-0.1, 3.1),
         thermal_axis=True,
         data=readings("thermal"),
@@ -415,7 +484,7 @@ CHARTS: dict[str, ChartSpec] = {
     ),
     "battery": ChartSpec(
         battery_title,
-        session_line("battery", "#87d787"),
+        SessionLine("battery", "#87d787"),
         lambda s: (0, 100),
         data=lambda s: (readings("battery")(s), s.battery_state),
         value=lambda v: f"{v:.0f} %",
@@ -423,7 +492,7 @@ CHARTS: dict[str, ChartSpec] = {
     ),
     "free": ChartSpec(
         lambda s: "free disk GB",
-        session_line("free_gb", "#87afff"),
+        SessionLine("free_gb", "#87afff"),
         data=readings("free_gb"),
         value=lambda v: f"{v:,.1f} GB",
         unit="GB",
