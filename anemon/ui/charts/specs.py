@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
+from typing import Any, TypeVar
 
 import numpy as np
 from textual.color import Color
@@ -97,8 +98,23 @@ def arm_colour(session: Session, name: str) -> str:
 
 
 KEPT_LINES = 256
-"""Arm lines an `ArmLines` keeps between draws (a chart draws at most SHOWN_ARMS arms; the
-runs shown share it)."""
+"""Lines an `ArmLines` or a `SessionLine` keeps between draws (a chart draws at most
+SHOWN_ARMS arms; the runs shown share it)."""
+V = TypeVar("V")
+
+
+def kept_for(kept: dict[int, tuple[Any, V]], owner: object, make: Callable[[], V]) -> V:
+    """What `kept` holds for `owner` (an arm, a series), else `make()`'s, kept: by identity,
+    the owner held with it so that its id is not another's; the oldest let go past
+    KEPT_LINES."""
+    found = kept.get(id(owner))
+    if found is not None and found[0] is owner:
+        return found[1]
+    made = make()
+    kept[id(owner)] = (owner, made)
+    if len(kept) > KEPT_LINES:
+        del kept[next(iter(kept))]
+    return made
 
 
 class ArmLines:
@@ -106,12 +122,11 @@ class ArmLines:
     out, as in the summary), kept as its trials come (`GrowingArmLine`): a draw costs the new
     trials, not all of them. Built afresh from the columns at each draw, the lines of a replay
     at `max` (250,000 trials an arm) were ~40 % of the charts' draws, up to ~15 ms each. One per
-    column, shared by the charts of every run shown: kept by the arm (held, so its id is not
-    another's), the oldest let go past KEPT_LINES."""
+    column, shared by the charts of every run shown, kept by the arm (`kept_for`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._kept: dict[int, GrowingArmLine] = {}
+        self._kept: dict[int, tuple[ArmSeries, GrowingArmLine]] = {}
 
     def __call__(self, session: Session) -> list[Line]:
         return [self.line(session, arm) for arm in session.recent_arms(SHOWN_ARMS) if len(arm)]
@@ -121,11 +136,7 @@ class ArmLines:
         return len(self._kept)
 
     def line(self, session: Session, arm: ArmSeries) -> Line:
-        grown = self._kept.get(id(arm))
-        if grown is None or grown.arm is not arm:
-            grown = self._kept[id(arm)] = GrowingArmLine(arm, self.name, session.first_t)
-            if len(self._kept) > KEPT_LINES:
-                del self._kept[next(iter(self._kept))]
+        grown = kept_for(self._kept, arm, lambda: GrowingArmLine(arm, self.name, session.first_t))
         grown.update()
         return Line(grown.x.view, grown.y.view, arm_colour(session, arm.name), arm.name,
                     breaks=grown.breaks.view)  # fmt: skip
@@ -222,7 +233,7 @@ class SessionLine:
     """The session's series `attr` (thermal, battery, free disk: a value a trial) against time
     since the start, its times shifted as they come (a draw costs the new ones, not a copy of
     all: at 500,000 trials ~4 MB a draw). Kept by the series (held, as `ArmLines` holds its
-    arms), for the sessions of the runs shown, the oldest let go past KEPT_LINES."""
+    arms, `kept_for`), for the sessions of the runs shown."""
 
     def __init__(self, attr: str, colour: str, step: bool = False) -> None:
         self.attr, self.colour, self.step = attr, colour, step
@@ -230,12 +241,7 @@ class SessionLine:
 
     def __call__(self, session: Session) -> list[Line]:
         series = getattr(session, self.attr)
-        kept = self._kept.get(id(series))
-        if kept is None or kept[0] is not series:
-            kept = self._kept[id(series)] = (series, Column())
-            if len(self._kept) > KEPT_LINES:
-                del self._kept[next(iter(self._kept))]
-        shifted, now = kept[1], len(series.t)
+        shifted, now = kept_for(self._kept, series, Column), len(series.t)
         if now > len(shifted):
             shifted.extend(_since_start(session, column(series.t)[len(shifted) : now]))
         x = shifted.view
