@@ -287,12 +287,11 @@ class Follower:
         """The first and the last fed point, as bytes (NaN-safe): what a continuation keeps."""
 
     def update(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if len(x) < self.fed or (self.fed and _ends(x, y, self.fed) != self._ends):
+        if not _continues(x, y, self.fed, self._ends):
             self.decimator = Decimator(self.decimator.bins)
             self.fed = 0
         self.decimator.extend(x[self.fed :], y[self.fed :])
-        self.fed = len(x)
-        self._ends = _ends(x, y, self.fed) if self.fed else b""
+        self.fed, self._ends = len(x), _ends(x, y, len(x))
         return self.decimator.points()
 
 
@@ -315,7 +314,7 @@ class StepFollower:
         self, x: np.ndarray, y: np.ndarray, end: float | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """`decimate(*steps(x, y, end), bins)`."""
-        if len(x) < self.fed or (self.fed and _ends(x, y, self.fed) != self._ends):
+        if not _continues(x, y, self.fed, self._ends):
             self.fed, self._x, self._y, self._last = 0, Column(), Column(), math.nan
         new_x, new_y = x[self.fed :], y[self.fed :]
         keep = ~(np.isnan(new_x) | np.isnan(new_y))
@@ -325,10 +324,18 @@ class StepFollower:
             self._x.extend(new_x[change])
             self._y.extend(new_y[change])
             self._last = float(new_y[-1])
-        self.fed = len(x)
-        self._ends = _ends(x, y, self.fed) if self.fed else b""
+        self.fed, self._ends = len(x), _ends(x, y, len(x))
         return decimate(*held(self._x.view, self._y.view, end), self.bins)
 
 
+def _continues(x: np.ndarray, y: np.ndarray, fed: int, ends: bytes) -> bool:
+    """Whether (x, y) is the series a follower was fed `fed` points of (its `_ends` then),
+    grown at its end: not shorter, its first and `fed`-th points the same."""
+    return len(x) >= fed and (not fed or _ends(x, y, fed) == ends)
+
+
 def _ends(x: np.ndarray, y: np.ndarray, upto: int) -> bytes:
+    """The first and the `upto`-th points, as bytes (NaN-safe); none before any."""
+    if not upto:
+        return b""
     return np.array([x[0], y[0], x[upto - 1], y[upto - 1]], dtype=np.float64).tobytes()

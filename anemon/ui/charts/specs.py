@@ -136,8 +136,8 @@ class ArmLines:
         return len(self._kept)
 
     def line(self, session: Session, arm: ArmSeries) -> Line:
-        grown = kept_for(self._kept, arm, lambda: GrowingArmLine(arm, self.name, session.first_t))
-        grown.update()
+        grown = kept_for(self._kept, arm, lambda: GrowingArmLine(arm, self.name))
+        grown.update(session)
         return Line(grown.x.view, grown.y.view, arm_colour(session, arm.name), arm.name,
                     breaks=grown.breaks.view)  # fmt: skip
 
@@ -147,22 +147,22 @@ class GrowingArmLine:
     start, and where each launch after the first begins: what its columns give at once, each
     `update` reading only the trials added since (an arm's columns only grow)."""
 
-    def __init__(self, arm: ArmSeries, name: str, first_t: float | None) -> None:
+    def __init__(self, arm: ArmSeries, name: str) -> None:
         self.arm, self.name = arm, name
-        self.first_t = first_t
-        """The session's (set by its first event, before any arm: it never changes after)."""
         self.read = 0
         """The arm's trials read so far (warm-ups too)."""
         self.x, self.y, self.breaks = Column(), Column(), Column()
         self._round = math.nan
         """The launch of the last timed trial read (NaN: none yet)."""
 
-    def update(self) -> None:
+    def update(self, session: Session) -> None:
+        """Read the trials added since; `session` the arm's (its start set by its first event,
+        before any arm's, never changed after)."""
         columns, read, now = self.arm.columns, self.read, len(self.arm)
         if now == read:
             return
         timed = column(columns["warmup"])[read:now] == 0
-        x = column(columns["placed_t"])[read:now][timed] - (self.first_t or 0.0)
+        x = _since_start(session, column(columns["placed_t"])[read:now][timed])
         launch = column(columns["round"])[read:now][timed]
         began = launch != np.r_[self._round, launch[:-1]]
         if len(began) and len(self.x) == 0:
