@@ -19,7 +19,7 @@ from rich.text import Text
 
 from anemon.analysis.describe import describe
 from anemon.analysis.render import rich_table
-from anemon.analysis.summary import ArmSummary, summarize
+from anemon.analysis.summary import ArmSummary, EnergyReadings, summarize
 from anemon.events import AlertEvent, Check, CooldownEvent, Event, PreflightEvent
 from anemon.store import Session
 from anemon.text import printable
@@ -103,10 +103,13 @@ class HeadlessView:
         self._last_cooldown = event.t
         return True
 
-    def finish(self, session: Session, title: str | None = None) -> list[ArmSummary]:
+    def finish(
+        self, session: Session, title: str | None = None, readings: EnergyReadings | None = None
+    ) -> list[ArmSummary]:
         """The summary table, with its footnotes (why an arm is not done); its summaries,
-        for what the caller says after it (`anemon run`'s outcome lines)."""
-        summaries = summarize(session)
+        for what the caller says after it (`anemon run`'s outcome lines). `readings`: the
+        session's, read as it was played (`ReplayFeed.readings`)."""
+        summaries = summarize(session, readings)
         self.console.print(rich_table(summaries, title=title))
         if session.warnings:
             self.console.print(Text(f"{session.warnings} value(s) did not parse", style="yellow"))

@@ -262,18 +262,18 @@ def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
     """One SOURCE read once (a pipe works), with its recording header (None: a raw log)."""
     reader = open_source(path)
     try:
-        session = read_session(reader)
+        session, readings = read_session(reader)
     finally:
         reader.close()
     if not any(session.counts[kind] for kind in BENCH_KINDS):
         raise no_records(reader.path)
     loaded = Loaded(reader.path, session, reader.warnings, reader.device_kind,
-                    tuple(reader.listed))  # fmt: skip
+                    tuple(reader.listed), readings)  # fmt: skip
     return loaded, reader.header
 
 
 def write_sqlite(
-    session: Session, out: Path | None, source: str, header: Mapping[str, Any] | None
+    loaded: Loaded, out: Path | None, source: str, header: Mapping[str, Any] | None
 ) -> None:
     """A SQLite database at `out` (replaced whole, as the other formats replace their file:
     `paths.replacing`): tables sessions, arms, rounds, trials, telemetry. The old database's
@@ -282,7 +282,7 @@ def write_sqlite(
         raise AnemonError("--format sqlite writes a binary file: give it one with -o OUT")
     with replacing(out) as temp:
         with contextlib.closing(sqlite3.connect(temp)) as db:
-            _fill(db, session, source, header or {})
+            _fill(db, loaded, source, header or {})
             db.commit()
         _remove_journals(out)
 
@@ -303,8 +303,9 @@ def _remove_journals(db: Path) -> None:
                 os.unlink(name + suffix)
 
 
-def _fill(db: sqlite3.Connection, session: Session, source: str, header: Mapping[str, Any]) -> None:
-    summaries = summarize(session)
+def _fill(db: sqlite3.Connection, loaded: Loaded, source: str, header: Mapping[str, Any]) -> None:
+    session = loaded.session
+    summaries = summarize(session, loaded.readings)
     table = export_frame(session)
     kinds = table["kind"] if "kind" in table else pd.Series(dtype=object)
     _insert(db, "sessions", SESSION_COLUMNS, [_session_row(session, source, header)])

@@ -15,11 +15,14 @@ import math
 
 import numpy as np
 
+from anemon.analysis.sustained import median
+
 _FIRST = 64
 """A buffer's first capacity (it doubles from there)."""
 _BULK = 64
-"""From this many readings at once, in order, `TimeSeries.extend` copies them in one go and
-takes the gaps' median again from every time (a sort in numpy) instead of one at a time."""
+"""From this many readings at once, in order, `TimeSeries.extend` copies them in one go; the
+gaps' median is then taken again from every time (in numpy) when asked for, instead of kept
+one gap at a time."""
 
 
 class Column:
@@ -109,14 +112,23 @@ class TimeSeries:
     later reading at an equal time after the earlier; NaN times last), and with `gaps` their
     gaps' median. A reading in order is an append; one out of order makes new buffers (a
     trial's battery reading may come after a host reading of a later time: a copy in numpy,
-    ~0.1 ms at 86,400 readings)."""
+    ~0.1 ms at 86,400 readings).
 
-    __slots__ = ("_gaps", "_t", "_value")
+    The median is kept gap by gap (`GapMedian`: two heaps, ~32 bytes a gap) only while
+    readings come one at a time (the live arms table); after a bulk copy (a whole file read
+    by chunks) it is taken from the times when asked for, and the heaps are made again from
+    them at the next reading that comes alone."""
+
+    __slots__ = ("_gaps", "_keeps_gaps", "_median", "_t", "_value")
 
     def __init__(self, gaps: bool = True) -> None:
         self._t = Column()
         self._value = Column()
+        self._keeps_gaps = gaps
         self._gaps = GapMedian() if gaps else None
+        """None with `gaps` false, or since a bulk copy (`_median` then says it)."""
+        self._median: tuple[int, float | None] | None = None
+        """After a bulk copy: the median last taken from the times, and of how many."""
 
     def __len__(self) -> int:
         return len(self._t)
@@ -128,8 +140,8 @@ class TimeSeries:
             if not t >= last:  # out of order (or after a NaN time): put it in its place
                 self._insert(t, value)
                 return
-            if self._gaps is not None:
-                self._gaps.add(t - last)
+            if self._keeps_gaps:
+                self._gaps_kept().add(t - last)
         self._t.append(t)
         self._value.append(value)
 
@@ -143,16 +155,21 @@ class TimeSeries:
             return
         self._t.extend(t)
         self._value.extend(value)
-        if self._gaps is not None:  # every gap so far: what the adds one by one would hold
-            self._gaps = GapMedian(self._t.view)
+        self._gaps = None  # taken from the times when asked for (`hold_s`)
 
     def _insert(self, t: float, value: float) -> None:
         times = self._t.view
         at = int(times.searchsorted(t, "right"))
         times = np.insert(times, at, t)
         self._t, self._value = Column(times), Column(np.insert(self._value.view, at, value))
-        if self._gaps is not None:
-            self._gaps = GapMedian(times)
+        self._gaps = None  # taken from the times when asked for (`hold_s`)
+
+    def _gaps_kept(self) -> GapMedian:
+        """The heaps of every gap so far, made again from the times after a bulk copy: what
+        the adds one by one would hold."""
+        if self._gaps is None:
+            self._gaps = GapMedian(self._t.view)
+        return self._gaps
 
     @property
     def t(self) -> np.ndarray:
@@ -165,5 +182,13 @@ class TimeSeries:
     @property
     def hold_s(self) -> float:
         """2 x the median gap; 0 with fewer than two readings (or without `gaps`)."""
-        median = None if self._gaps is None else self._gaps.median()
+        median = self._gap_median() if self._keeps_gaps else None
         return 0.0 if median is None else 2 * median
+
+    def _gap_median(self) -> float | None:
+        if self._gaps is not None:
+            return self._gaps.median()
+        n = len(self._t)
+        if self._median is None or self._median[0] != n:
+            self._median = (n, median(np.diff(self._t.view)) if n > 1 else None)
+        return self._median[1]

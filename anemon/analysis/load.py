@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from anemon.analysis.summary import EnergyReadings
 from anemon.parsing.columnar import TextRun, TrialRun
 from anemon.recording.reader import (
     LineWarning,
@@ -22,6 +24,9 @@ from anemon.store.session import battery_codes
 
 BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
 """The line protocol's records; a SOURCE with none of them is not a bench log."""
+READ_EVERY = 65_536
+"""Host readings held at most before the figures read them and their rows are let go
+(`read_session`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,28 +40,35 @@ class Loaded:
     None for a raw log or a recording that does not say."""
     listed: tuple[LineWarning, ...] = ()
     """The first warnings (recording.reader.MAX_LISTED), each with its line number."""
+    readings: EnergyReadings = dataclasses.field(default_factory=EnergyReadings)
+    """The session's readings for its energy and process figures, read as they came (the
+    session's own rows of them may have been let go: `read_session`)."""
 
 
-def load_sessions(paths: Sequence[Path]) -> Iterator[Loaded]:
-    """Each SOURCE's session, in order; NoRecordsError for one without a bench record."""
+def load_sessions(paths: Sequence[Path], *, rows: bool = True) -> Iterator[Loaded]:
+    """Each SOURCE's session, in order; NoRecordsError for one without a bench record.
+    Without `rows`, the host readings' rows are let go once read (`read_session`): for the
+    commands that need only the figures (which then take `Loaded.readings`)."""
     readers: list[SourceReader] = []
     try:
         readers.extend(open_source(path) for path in paths)
         for reader in readers:
-            session = read_session(reader)
+            session, readings = read_session(reader, rows=rows)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
                 raise no_records(reader.path)
-            yield Loaded(
-                reader.path, session, reader.warnings, reader.device_kind, tuple(reader.listed)
-            )
+            yield Loaded(reader.path, session, reader.warnings, reader.device_kind,
+                         tuple(reader.listed), readings)  # fmt: skip
     finally:  # a later SOURCE refused: the earlier ones' streams are closed, not left to gc
         for reader in readers:
             reader.close()
 
 
-def read_session(reader: SourceReader) -> Session:
+def read_session(reader: SourceReader, *, rows: bool = True) -> tuple[Session, EnergyReadings]:
     """The SOURCE's Session, as `Session.from_events(reader)` gives it, but with a raw log's
-    plain TRIAL lines added a run at a time (anemon/parsing/columnar.py).
+    plain TRIAL lines added a run at a time (anemon/parsing/columnar.py), and the readings of
+    its figures (`EnergyReadings`), read every `READ_EVERY` host readings. Without `rows`,
+    the session lets go of those readings' rows once read (`Readings.release`): a whole-file
+    figure needs no more, and they were most of a big recording's memory.
 
     One difference, on purpose: those lines, and its runs of plain text lines (counted), are
     not events, so the session's `log` (the log panel's latest lines) holds only the lines
@@ -66,7 +78,7 @@ def read_session(reader: SourceReader) -> Session:
     collections resume: it lives as long as the command, and the first collection after the
     pause, and every full one while summarizing, would scan it all again (for 20,000
     one-trial arms ~0.2 s of the reading and a third of their summary's CPU)."""
-    session = Session()
+    session, readings = Session(), EnergyReadings()
     with paused_gc():  # a session of 100,000 arms: a fifth of its reading was collections
         for item in reader.runs():
             if isinstance(item, TrialRun):
@@ -75,8 +87,23 @@ def read_session(reader: SourceReader) -> Session:
                 add_text(session, item)
             else:
                 session.add(item)
+                read_readings(session, readings, rows=rows, when_due=True)
+        read_readings(session, readings, rows=rows)
         gc.freeze()  # before collections resume: the first would scan everything read
-    return session
+    return session, readings
+
+
+def read_readings(
+    session: Session, readings: EnergyReadings, *, rows: bool, when_due: bool = False
+) -> None:
+    """`readings.update(session)` (`when_due`: once `READ_EVERY` host readings have come
+    since the last), and without `rows` the session's rows of them then let go
+    (`Readings.release`)."""
+    if when_due and len(session.telemetry) - readings.read < READ_EVERY:
+        return
+    readings.update(session)
+    if not rows:
+        session.telemetry.release()
 
 
 def add_text(session: Session, run: TextRun) -> None:

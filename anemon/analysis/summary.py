@@ -146,14 +146,16 @@ _SUSTAINED_FIELDS = tuple(f.name for f in dataclasses.fields(Sustained))
 """A round's last fields, in their order (`_round`)."""
 
 
-def summarize(session: Session) -> list[ArmSummary]:
-    """Every arm seen, in order of first appearance."""
-    return list(each_summary(session))
+def summarize(session: Session, readings: EnergyReadings | None = None) -> list[ArmSummary]:
+    """Every arm seen, in order of first appearance; `readings`: the session's, read as it
+    was (`analysis.load`), else read from it now."""
+    return list(each_summary(session, readings))
 
 
-def each_summary(session: Session) -> Iterator[ArmSummary]:
+def each_summary(session: Session, readings: EnergyReadings | None = None) -> Iterator[ArmSummary]:
     """`summarize` an arm at a time (JSON of 100,000 arms need not hold them all)."""
-    readings = EnergyReadings.of(session)
+    if readings is None:
+        readings = EnergyReadings.of(session)
     return (summarize_arm(arm, readings) for arm in session.arms.values())
 
 
@@ -326,12 +328,9 @@ def said_status(arm: ArmSeries) -> tuple[Status, str | None]:
 class ReadingArrays:
     """What the energy figures read, as arrays over session time, each in time order."""
 
-    t: np.ndarray
-    """Every host reading (telemetry)."""
-    plugged: np.ndarray
-    """Where a host reading said charging or plugged."""
     plugged_t: np.ndarray
-    """The times of those that did (an arm's spans bisect them, never pass over them all)."""
+    """The times of the host readings that said charging or plugged (an arm's spans bisect
+    them, never pass over them all)."""
     power_t: np.ndarray
     power_w: np.ndarray
     """The host's device-power readings that have a power (devicectl's have none)."""
@@ -381,8 +380,8 @@ class EnergyReadings:
     (the v2 fields, or a version-1 recording's `battery_state`)."""
 
     def __init__(self) -> None:
-        self._t = Column()
-        self._plugged = Column(dtype=bool)
+        self._read = 0
+        """Host readings read (`Session.telemetry`)."""
         self._plugged_t = TimeSeries(gaps=False)
         self._power = TimeSeries()
         self._load = LoadReadings()
@@ -399,16 +398,21 @@ class EnergyReadings:
         return readings
 
     def __len__(self) -> int:
-        return len(self._t) + len(self._battery)
+        return self._read + len(self._battery)
+
+    @property
+    def read(self) -> int:
+        """How many of the session's host readings (`Session.telemetry`) were read."""
+        return self._read
 
     def update(self, session: Session) -> None:
         """Read the readings past those already read (a session's only ever grow)."""
         telemetry, battery = session.telemetry, session.battery
-        if len(telemetry) <= len(self._t) and len(battery.t) <= len(self._battery):
+        if len(telemetry) <= self._read and len(battery.t) <= len(self._battery):
             return
         earliest = math.inf
-        if len(telemetry) > len(self._t):
-            earliest = self._add(telemetry.columns(len(self._t)))
+        if len(telemetry) > self._read:
+            earliest = self._add(telemetry.columns(self._read))
         seen = len(self._battery)
         t = _floats(battery.t, seen)
         self._battery.extend(t, _floats(battery.value, seen))
@@ -426,8 +430,7 @@ class EnergyReadings:
                 column[i] = _finite(getattr(event, name))
             plugged[i] = _says_plugged(event)
         t = number["t"]
-        self._t.extend(t)
-        self._plugged.extend(plugged)
+        self._read += len(t)
         timed = t == t  # not NaN
         self._plugged_t.extend(t[timed & plugged], np.ones(int((timed & plugged).sum())))
         power = number["power_w"]
@@ -484,7 +487,6 @@ class EnergyReadings:
         if self._arrays is None:
             power, battery, load = self._power, self._battery, self._load
             self._arrays = ReadingArrays(
-                t=self._t.view, plugged=self._plugged.view,
                 plugged_t=self._plugged_t.t, power_t=power.t, power_w=power.value,
                 hold_s=power.hold_s, battery_t=battery.t, battery=battery.value,
                 load=load.steps,

@@ -34,9 +34,11 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import summarize
 
-    loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
+    loaded = list(load_sessions(args.sources, rows=False))  # every SOURCE read before any output
     sources = [
-        compare.SourceArms.of(str(given), one.session, summarize(one.session), one.device)
+        compare.SourceArms.of(
+            str(given), one.session, summarize(one.session, one.readings), one.device
+        )
         for given, one in zip(args.sources, loaded, strict=True)
     ]
     comparison = compare.compare(sources, by=args.by)

@@ -40,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "sqlite":
         loaded, header = load_with_header(args.source)
     else:
-        (loaded,) = load_sessions([args.source])
+        (loaded,) = load_sessions([args.source], rows=args.table == "telemetry")
     if args.output is not None:
         check_output(args.output, args.source, database=args.format == "sqlite")
     try:
         if args.format == "sqlite":
             text = None
-            write_sqlite(loaded.session, args.output, str(args.source), header)
+            write_sqlite(loaded, args.output, str(args.source), header)
         else:
             heading = f"{title(str(args.source), loaded.session, loaded.device)} · {args.table}"
             table = export_table(loaded.session, args.table)

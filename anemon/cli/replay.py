@@ -24,6 +24,7 @@ from anemon.errors import SourceError
 
 if TYPE_CHECKING:
     from anemon.analysis.load import Loaded
+    from anemon.analysis.summary import ArmSummary
     from anemon.headless import HeadlessView
     from anemon.store import Session
     from anemon.ui.overlay import Overlay
@@ -56,7 +57,7 @@ def load_overlay(path: Path) -> Loaded:
     from anemon.analysis.load import load_sessions
 
     try:
-        return next(iter(load_sessions([path])))
+        return next(iter(load_sessions([path], rows=False)))
     except SourceError as e:
         raise type(e)(f"--overlay: {e} (OTHER: a recording or a raw bench log)") from None
 
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if other is not None:
         from anemon.ui.overlay import Overlay
 
-        overlay = Overlay.of(str(args.overlay), other.session)
+        overlay = Overlay.of(str(args.overlay), other.session, other.readings)
     from anemon.feeds.runs import Runs
 
     if not args.headless:
@@ -94,26 +95,28 @@ def run(args: argparse.Namespace) -> int:
     view = HeadlessView(make_console())
     if run_headless(Runs.one(feed), view.console).signal:
         return INTERRUPTED
-    view.finish(feed.session, title=feed.title)
+    summaries = view.finish(feed.session, title=feed.title, readings=feed.readings())
     if overlay is not None:
-        print_deltas(view, feed.session, overlay, str(args.source))
+        print_deltas(view, feed.session, overlay, str(args.source), summaries)
     report_warnings(str(args.source), reader.warnings, reader.listed, listing=args.warnings)
     if other is not None:
         report_warnings(str(args.overlay), other.warnings, other.listed, listing=args.warnings)
     return 0
 
 
-def print_deltas(view: HeadlessView, session: Session, overlay: Overlay, source: str) -> None:
+def print_deltas(
+    view: HeadlessView, session: Session, overlay: Overlay, source: str,
+    summaries: list[ArmSummary],
+) -> None:  # fmt: skip
     """`anemon compare OTHER SOURCE`'s table, OTHER's arms under the names of the SOURCE arms
     they are matched to (by name, else by compute, as in the dashboard): every Δ is SOURCE's
-    change against the reference."""
+    change against the reference. `summaries`: SOURCE's, as the summary table showed them."""
     from anemon.analysis import compare
-    from anemon.analysis.summary import summarize
     from anemon.ui.overlay import renamed
 
     sources = [
         compare.SourceArms.of(overlay.name, overlay.session, renamed(overlay, session)),
-        compare.SourceArms.of(source, session, summarize(session)),
+        compare.SourceArms.of(source, session, summaries),
     ]
     comparison = compare.compare(sources, by="arm")
     view.console.print(compare.rich_table(comparison, view.console.width))

@@ -27,18 +27,18 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import each_summary, summarize
 
-    loaded = list(load_sessions(args.sources))  # every SOURCE read before any output
+    loaded = list(load_sessions(args.sources, rows=False))  # every SOURCE read before any output
     if args.format == "json":  # an arm at a time: 100,000 arms' summaries are never all held
         objects = (
             data
             for given, one in zip(args.sources, loaded, strict=True)
-            for data in render.with_source(str(given), each_summary(one.session))
+            for data in render.with_source(str(given), each_summary(one.session, one.readings))
         )
         for part in render.json_list(objects):
             write_stdout(part)
     else:
         _write(args.format, [
-            render.SourceSummaries(str(given), summarize(one.session), one.device,
+            render.SourceSummaries(str(given), summarize(one.session, one.readings), one.device,
                                    render.title(str(given), one.session, one.device))
             for given, one in zip(args.sources, loaded, strict=True)
         ])  # fmt: skip

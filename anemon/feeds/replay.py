@@ -8,6 +8,8 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from anemon.analysis.load import read_readings
+from anemon.analysis.summary import EnergyReadings
 from anemon.devices import reads_power
 from anemon.events import Event, MarkerEvent
 from anemon.feeds import Listener
@@ -61,6 +63,9 @@ class ReplayFeed:
         self.replay = Replayer(events, listener=self._played, **replay_options)
         self.clock = self.replay.clock
         self._stop = asyncio.Event()
+        self._readings: EnergyReadings | None = None
+        """Headless (`stream`): the figures' readings, read as they are played, the session's
+        rows of them let go (`analysis.load.read_readings`)."""
 
     @classmethod
     def open(cls, path: Path, **replay_options: Any) -> ReplayFeed:
@@ -77,15 +82,25 @@ class ReplayFeed:
         """A source that plays from its `head` (`head_of`) while `rest` is read: by a thread
         ahead of the dashboard, every event kept for its seeks; headless, when due, the
         played ones let go (its memory does not grow with the file)."""
-        return cls(
+        feed = cls(
             head, str(reader.path), reader.tag, reads_power(reader.device_kind),
             rest=Inline(rest) if headless else Background(rest), keep=not headless,
             **replay_options,
         )  # fmt: skip
+        if headless:
+            feed._readings = EnergyReadings()
+        return feed
 
     @property
     def session(self) -> Session:
         return self.replay.session
+
+    def readings(self) -> EnergyReadings | None:
+        """The figures' readings of what was played (None: the session holds its rows; the
+        figures read them from it)."""
+        if self._readings is not None:
+            read_readings(self.session, self._readings, rows=False)
+        return self._readings
 
     @property
     def status_note(self) -> None:
@@ -107,6 +122,8 @@ class ReplayFeed:
         self._listeners.append(listener)
 
     def _played(self, event: Event) -> None:
+        if self._readings is not None:
+            read_readings(self.session, self._readings, rows=False, when_due=True)
         for listener in self._listeners:
             listener(event)
 

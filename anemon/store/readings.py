@@ -53,9 +53,18 @@ class Readings(Sequence[TelemetryEvent]):
         self._by_index: list[tuple[str | None, ...]] = []
         self._odd: dict[int, TelemetryEvent] = {}
         """Readings kept as they came, by index (their rows are NaN)."""
+        self._released = 0
+        """Readings whose rows were let go (`release`): the first held is this one."""
 
     def __len__(self) -> int:
-        return len(self._texts)
+        return self._released + len(self._texts)
+
+    def release(self) -> None:
+        """Let go of the rows held, keeping their count: a whole-file command's figures read
+        them as they come (`EnergyReadings.update`) and need them no more (a 100 MB
+        recording's were 55 MiB). Those readings cannot be asked for again (IndexError)."""
+        self._released = len(self)
+        self._numbers, self._texts, self._odd = array("d"), array("I"), {}
 
     def append(self, event: TelemetryEvent) -> None:
         numbers, texts = _NUMBER_VALUES(event), _TEXT_VALUES(event)
@@ -89,8 +98,11 @@ class Readings(Sequence[TelemetryEvent]):
         odd = self._odd.get(index)
         if odd is not None:
             return odd
-        row = self._numbers[index * _WIDTH : (index + 1) * _WIDTH]
-        fields: dict[str, Any] = dict(zip(_TEXTS, self._by_index[self._texts[index]], strict=True))
+        if index < self._released:
+            raise IndexError(f"reading {index} was released")
+        held = index - self._released
+        row = self._numbers[held * _WIDTH : (held + 1) * _WIDTH]
+        fields: dict[str, Any] = dict(zip(_TEXTS, self._by_index[self._texts[held]], strict=True))
         for name, value in zip(_NUMBERS, row, strict=True):
             if value != value:
                 fields[name] = None
@@ -122,11 +134,13 @@ class Readings(Sequence[TelemetryEvent]):
         """The readings from `start` on as columns, no event made: what a whole-file figure
         reads (EnergyReadings: 85,000 readings of a 20 MB recording made as events were half
         its summary's CPU)."""
-        width = len(self) - start
-        flat = np.frombuffer(self._numbers, dtype=np.float64)[start * _WIDTH :]
+        if start < self._released:
+            raise IndexError(f"readings before {self._released} were released")
+        width, held = len(self) - start, start - self._released
+        flat = np.frombuffer(self._numbers, dtype=np.float64)[held * _WIDTH :]
         numbers = flat.reshape(width, _WIDTH).T.copy()  # a copy: the array may grow after
         del flat  # its buffer released: an array exporting one cannot grow
-        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[start:].copy()
+        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[held:].copy()
         combinations = [texts or _NO_TEXTS for texts in self._by_index]  # () for an odd one
         texts = {name: np.array([c[k] for c in combinations] or [None], dtype=object)[said]
                  for k, name in enumerate(_TEXTS)}  # fmt: skip

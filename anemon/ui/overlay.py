@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from anemon.analysis.summary import ArmSummary, summarize
+from anemon.analysis.summary import ArmSummary, EnergyReadings, summarize
 from anemon.store import ArmSeries, Session
 from anemon.ui.series import column, runs, steps
 
@@ -29,8 +29,9 @@ class Overlay:
     summaries: Mapping[str, ArmSummary]
 
     @classmethod
-    def of(cls, name: str, session: Session) -> Overlay:
-        return cls(name, session, {s.arm: s for s in summarize(session)})
+    def of(cls, name: str, session: Session, readings: EnergyReadings | None = None) -> Overlay:
+        """`readings`: the session's, read with it (`analysis.load.Loaded`)."""
+        return cls(name, session, {s.arm: s for s in summarize(session, readings)})
 
     @property
     def label(self) -> str:

@@ -41,7 +41,7 @@ def _both(path: Path) -> tuple[tuple[object, ...], tuple[object, ...]]:
     per_line = open_source(path)
     by_line = Session.from_events(per_line)
     columnar = open_source(path)
-    by_column = read_session(columnar)
+    by_column, _ = read_session(columnar)
     return _seen(by_line, per_line), _seen(by_column, columnar)
 
 

@@ -130,7 +130,7 @@ def old_arrays(session: Session) -> ReadingArrays:
     battery_t, battery = np.array(session.battery.t), np.array(session.battery.value)
     by_time = _order(battery_t)
     return ReadingArrays(
-        t=t, plugged=plugged, plugged_t=np.sort(t[plugged & ~np.isnan(t)]),
+        plugged_t=np.sort(t[plugged & ~np.isnan(t)]),
         power_t=power.t, power_w=power.value, hold_s=power.hold_s,
         battery_t=battery_t[by_time], battery=battery[by_time],
         load=LoadSteps.of(t, np.array([_number(e.load_w) for e in events]),
@@ -170,7 +170,7 @@ def generated(seed: int, late: bool = True) -> list[Event]:
 
 
 def assert_same(new: ReadingArrays, old: ReadingArrays) -> None:
-    for name in ("t", "plugged", "plugged_t", "power_t", "power_w", "battery_t", "battery"):
+    for name in ("plugged_t", "power_t", "power_w", "battery_t", "battery"):
         assert np.array_equal(getattr(new, name), getattr(old, name), equal_nan=True), name
     assert new.hold_s == old.hold_s
     for name in ("t", "w", "seen_t"):
@@ -226,6 +226,14 @@ def test_a_time_series_extended_is_the_one_added_to_one_by_one() -> None:
             added.add(one, v)
         assert extended.t.tolist() == added.t.tolist()
         assert extended.value.tolist() == added.value.tolist()
+        assert extended.hold_s == added.hold_s
+        for one in (t[-1] + 0.25, t[-1] + 3.0, t[-1] - 1.0):  # then one at a time again
+            extended.add(one, 0.0)
+            added.add(one, 0.0)
+            assert extended.hold_s == added.hold_s
+        extended.extend(t + t[-1] + 5.0, value)  # and in bulk again
+        for one, v in zip((t + t[-1] + 5.0).tolist(), value.tolist(), strict=True):
+            added.add(one, v)
         assert extended.hold_s == added.hold_s
 
 

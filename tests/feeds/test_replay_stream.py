@@ -3,12 +3,14 @@ behind the dashboard (every event kept, for seeks) or headless (played events le
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from pathlib import Path
 
 import pytest
 
+from anemon.analysis import load
 from anemon.analysis.load import BENCH_KINDS
 from anemon.analysis.summary import summarize
 from anemon.cli import main
@@ -65,8 +67,6 @@ def test_a_streamed_replay_is_the_replay_of_the_whole_recording(tmp_path: Path) 
     assert head is not None and len(head) == 100
     feed = ReplayFeed.stream(reader, head, events, headless=True, speed=math.inf)
     assert feed.title == str(path) and not feed.finished
-    import asyncio
-
     asyncio.run(feed.run())
     assert feed.finished
     assert summarize(feed.session) == summarize(whole.session)
@@ -121,3 +121,43 @@ def test_a_big_recordings_first_events_come_before_the_rest_is_read(
     assert next(events).kind == "start"
     assert len(lines) <= 4096  # a first batch, not the reader's 65,536 (~0.4 s of CPU)
     assert sum(1 for _ in events) == 70_000  # then the rest, every event
+
+
+@pytest.mark.parametrize("name", ["sim-sustain-1b-v2.jsonl", "sim-battery-1b.jsonl"])
+def test_a_headless_replay_lets_go_of_the_readings_it_has_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Headless, the figures' readings are read as they are played and the session's rows of
+    them let go (`analysis.load.read_readings`): the summaries are the whole replay's."""
+    monkeypatch.setattr(load, "READ_EVERY", 7)
+    path = Path(__file__).resolve().parents[2] / "recordings" / name
+    whole = ReplayFeed.open(path, speed=math.inf)
+    whole.replay.seek(whole.replay.duration)
+    reader = open_source(path)
+    events = iter(reader)
+    head = head_of(events, BENCH_KINDS, size=100)
+    assert head is not None
+    feed = ReplayFeed.stream(reader, head, events, headless=True, speed=math.inf)
+    held: list[bool] = []  # whether the 7th latest reading was still held, as events played
+
+    def seventh_latest_held(event: object) -> None:
+        if len(feed.session.telemetry) >= 7:
+            held.append(_held(feed, len(feed.session.telemetry) - 7))
+
+    feed.subscribe(seventh_latest_held)
+    asyncio.run(feed.run())
+    assert len(held) > 100 and not any(held)  # read and let go as they came
+    readings = feed.readings()
+    assert readings is not None and readings.read == len(whole.session.telemetry) > 100
+    assert summarize(feed.session, readings) == summarize(whole.session)
+    with pytest.raises(IndexError, match="released"):
+        feed.session.telemetry[0]
+    assert ReplayFeed.open(path).readings() is None  # a dashboard's: it keeps its rows
+
+
+def _held(feed: ReplayFeed, index: int) -> bool:
+    try:
+        feed.session.telemetry[index]
+    except IndexError:
+        return False
+    return True

@@ -258,7 +258,7 @@ def test_events_and_columns_give_the_same_session(tmp_path):
     # replay iterates events; summary reads a run's trials as columns: one reading
     path = write(tmp_path, result(rolling=[0.0, 40.0, 41.0, 0.0, 39.0]), result(stopReason="error"))
     replayed = Session.from_events(open_source(path))
-    read = read_session(open_source(path))
+    read, _ = read_session(open_source(path))
     assert [s.to_json() for s in summarize(replayed)] == [s.to_json() for s in summarize(read)]
     kinds = [type(e) for e in open_source(path)]
     assert kinds[:2] == [StartEvent, LoadEvent]

@@ -86,3 +86,30 @@ def test_a_reading_takes_less_than_half_an_event_objects_memory():
     finally:
         tracemalloc.stop()
     assert taken < 10_000 * 150  # an event object and its floats take ~300 bytes
+
+
+def test_released_readings_keep_their_count_and_those_after_are_given_back():
+    readings, kept = Readings(), Readings()
+    events = varied()
+    for event in events[:3]:
+        readings.append(event)
+        kept.append(event)
+    readings.release()
+    assert len(readings) == 3
+    for event in events[3:]:
+        readings.append(event)
+        kept.append(event)
+    assert len(readings) == len(events)
+    assert readings[3:] == kept[3:] and readings[-1] is events[-1]
+    for i in range(3):
+        with pytest.raises(IndexError, match="released"):
+            readings[i]
+    with pytest.raises(IndexError, match="released"):
+        readings.columns(2)
+    mine, theirs = readings.columns(4), kept.columns(4)
+    for name, column in theirs.numbers.items():
+        assert column.tolist() == pytest.approx(mine.numbers[name].tolist(), nan_ok=True), name
+    assert {k: v.tolist() for k, v in mine.texts.items()} == {
+        k: v.tolist() for k, v in theirs.texts.items()
+    }
+    assert mine.odd == theirs.odd == {1: events[5]}

@@ -1,0 +1,56 @@
+"""The whole-file commands' figures read as the file is read (analysis/load.py): the host
+readings' rows are let go once read, and the summaries are those of the whole session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from anemon.analysis import load
+from anemon.analysis.load import load_sessions
+from anemon.analysis.summary import summarize
+from anemon.recording.codec import to_record
+from anemon.recording.writer import make_header
+from tests.analysis.test_growing_readings import generated
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
+
+
+def written(tmp_path: Path, seed: int) -> Path:
+    """`generated`'s session (late, charging, system-load and process readings) as a recording."""
+    lines = [json.dumps(make_header("x"))]
+    lines += [json.dumps(to_record(event)) for event in generated(seed)]
+    path = tmp_path / f"generated-{seed}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("every", [1, 7, 64, 100_000])
+def test_figures_read_as_the_file_is_read_are_the_whole_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every: int
+) -> None:
+    """Read every `every` readings and let go (one read at the end for 100,000), the
+    summaries are those of the session read whole and summarized afterwards, to the bit."""
+    monkeypatch.setattr(load, "READ_EVERY", every)
+    sources = [written(tmp_path, seed) for seed in range(3)]
+    sources += sorted(RECORDINGS.glob("sim-*.jsonl"))
+    for source in sources:
+        (kept,) = load_sessions([source])
+        (lean,) = load_sessions([source], rows=False)
+        whole = summarize(kept.session)  # its readings read from its rows, at once
+        assert summarize(lean.session, lean.readings) == whole, source.name
+        assert summarize(kept.session, kept.readings) == whole, source.name
+        assert len(lean.session.telemetry) == len(kept.session.telemetry) > 0
+
+
+def test_without_rows_the_readings_are_let_go_and_cannot_be_asked_for(tmp_path: Path) -> None:
+    (lean,) = load_sessions([written(tmp_path, 0)], rows=False)
+    (kept,) = load_sessions([written(tmp_path, 0)])
+    assert kept.session.telemetry[0].wall == generated(0)[0].wall
+    assert lean.readings.read == len(lean.session.telemetry) == len(kept.session.telemetry)
+    with pytest.raises(IndexError, match="released"):
+        lean.session.telemetry[0]
+    with pytest.raises(IndexError, match="released"):
+        summarize(lean.session)  # its figures need the readings read with it
