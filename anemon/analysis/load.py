@@ -45,15 +45,15 @@ class Loaded:
     session's own rows of them may have been let go: `read_session`)."""
 
 
-def load_sessions(paths: Sequence[Path], *, rows: bool = True) -> Iterator[Loaded]:
+def load_sessions(paths: Sequence[Path], *, figures_only: bool = False) -> Iterator[Loaded]:
     """Each SOURCE's session, in order; NoRecordsError for one without a bench record.
-    Without `rows`, the host readings' rows are let go once read (`read_session`): for the
-    commands that need only the figures (which then take `Loaded.readings`)."""
+    `figures_only`: as `read_session` keeps it, for the commands that need only the figures
+    (which then take `Loaded.readings`)."""
     readers: list[SourceReader] = []
     try:
         readers.extend(open_source(path) for path in paths)
         for reader in readers:
-            session, readings = read_session(reader, rows=rows)
+            session, readings = read_session(reader, figures_only=figures_only)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
                 raise no_records(reader.path)
             yield Loaded(reader.path, session, reader.warnings, reader.device_kind,
@@ -63,12 +63,15 @@ def load_sessions(paths: Sequence[Path], *, rows: bool = True) -> Iterator[Loade
             reader.close()
 
 
-def read_session(reader: SourceReader, *, rows: bool = True) -> tuple[Session, EnergyReadings]:
+def read_session(
+    reader: SourceReader, *, figures_only: bool = False
+) -> tuple[Session, EnergyReadings]:
     """The SOURCE's Session, as `Session.from_events(reader)` gives it, but with a raw log's
     plain TRIAL lines added a run at a time (anemon/parsing/columnar.py), and the readings of
-    its figures (`EnergyReadings`), read every `READ_EVERY` host readings. Without `rows`,
-    the session lets go of those readings' rows once read (`Readings.release`): a whole-file
-    figure needs no more, and they were most of a big recording's memory.
+    its figures (`EnergyReadings`), read every `READ_EVERY` host readings. `figures_only`:
+    the session keeps only what the figures read: it lets go of the host readings' rows once
+    read (`Readings.release`) and keeps no chart series of theirs (`Session.charts`); they
+    were most of a big recording's memory.
 
     One difference, on purpose: those lines, and its runs of plain text lines (counted), are
     not events, so the session's `log` (the log panel's latest lines) holds only the lines
@@ -78,7 +81,7 @@ def read_session(reader: SourceReader, *, rows: bool = True) -> tuple[Session, E
     collections resume: it lives as long as the command, and the first collection after the
     pause, and every full one while summarizing, would scan it all again (for 20,000
     one-trial arms ~0.2 s of the reading and a third of their summary's CPU)."""
-    session, readings = Session(), EnergyReadings()
+    session, readings = Session(charts=not figures_only), EnergyReadings()
     with paused_gc():  # a session of 100,000 arms: a fifth of its reading was collections
         for item in reader.runs():
             if isinstance(item, TrialRun):
@@ -87,22 +90,22 @@ def read_session(reader: SourceReader, *, rows: bool = True) -> tuple[Session, E
                 add_text(session, item)
             else:
                 session.add(item)
-                read_readings(session, readings, rows=rows, when_due=True)
-        read_readings(session, readings, rows=rows)
+                read_readings(session, readings, release=figures_only, when_due=True)
+        read_readings(session, readings, release=figures_only)
         gc.freeze()  # before collections resume: the first would scan everything read
     return session, readings
 
 
 def read_readings(
-    session: Session, readings: EnergyReadings, *, rows: bool, when_due: bool = False
+    session: Session, readings: EnergyReadings, *, release: bool, when_due: bool = False
 ) -> None:
     """`readings.update(session)` (`when_due`: once `READ_EVERY` host readings have come
-    since the last), and without `rows` the session's rows of them then let go
+    since the last), and with `release` the session's rows of them then let go
     (`Readings.release`)."""
     if when_due and len(session.telemetry) - readings.read < READ_EVERY:
         return
     readings.update(session)
-    if not rows:
+    if release:
         session.telemetry.release()
 
 

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import summarize
 
-    loaded = list(load_sessions(args.sources, rows=False))  # every SOURCE read before any output
+    # every SOURCE read before any output
+    loaded = list(load_sessions(args.sources, figures_only=True))
     sources = [
         compare.SourceArms.of(
             str(given), one.session, summarize(one.session, one.readings), one.device

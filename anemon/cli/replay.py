@@ -57,7 +57,7 @@ def load_overlay(path: Path) -> Loaded:
     from anemon.analysis.load import load_sessions
 
     try:
-        return next(iter(load_sessions([path], rows=False)))
+        return next(iter(load_sessions([path])))
     except SourceError as e:
         raise type(e)(f"--overlay: {e} (OTHER: a recording or a raw bench log)") from None
 

@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.load import load_sessions
     from anemon.analysis.summary import each_summary, summarize
 
-    loaded = list(load_sessions(args.sources, rows=False))  # every SOURCE read before any output
+    # every SOURCE read before any output
+    loaded = list(load_sessions(args.sources, figures_only=True))
     if args.format == "json":  # an arm at a time: 100,000 arms' summaries are never all held
         objects = (
             data

@@ -99,7 +99,7 @@ class ReplayFeed:
         """The figures' readings of what was played (None: the session holds its rows; the
         figures read them from it)."""
         if self._readings is not None:
-            read_readings(self.session, self._readings, rows=False)
+            read_readings(self.session, self._readings, release=True)
         return self._readings
 
     @property
@@ -123,7 +123,7 @@ class ReplayFeed:
 
     def _played(self, event: Event) -> None:
         if self._readings is not None:
-            read_readings(self.session, self._readings, rows=False, when_due=True)
+            read_readings(self.session, self._readings, release=True, when_due=True)
         for listener in self._listeners:
             listener(event)
 

@@ -39,7 +39,8 @@ _HEAD = 1 << 16
 """Enough for a recording's header line (it carries the plan)."""
 _CHUNK = 1 << 16
 _BLOCK = 8192
-"""Lines a raw log's columnar path reads at a time (`SourceReader.runs`)."""
+"""Lines a raw log's columnar path reads at a time, and events of a recording made at a time
+for the whole-file commands (`SourceReader.runs`)."""
 _BATCH_EVENTS = 65536
 """A recording's events read at a time, the garbage collector paused (`_recorded`)."""
 _FIRST_BATCH = 1024
@@ -144,6 +145,10 @@ class SourceReader:
             self.stream = None
 
     def __iter__(self) -> Iterator[Event]:
+        return self._events(_BATCH_EVENTS)
+
+    def _events(self, most: int) -> Iterator[Event]:
+        """The events; a recording's made `most` at most at a time (`_recorded`)."""
         stream, self.stream = self.stream, None  # once: a second pass opens the path again
         if stream is None:
             stream = _Stream.open(self.path)
@@ -153,7 +158,7 @@ class SourceReader:
         numbered = self._lines(stream)
         if self.kind == "recording":
             next(numbered, None)  # the header
-            yield from self._recorded(numbered)
+            yield from self._recorded(numbered, most)
         else:
             yield from self._logged(numbered)
 
@@ -161,9 +166,14 @@ class SourceReader:
         """As iterating, except that a raw log's plain TRIAL lines come as TrialRuns, a column
         per field, instead of one event each, and its runs of plain text lines as TextRuns,
         a count (anemon/parsing/columnar.py): for the whole-file commands, which need columns
-        and no text. Warnings are the same, in the same order."""
+        and no text. Warnings are the same, in the same order.
+
+        A recording's events are made `_BLOCK` at a time: the whole-file commands pause the
+        garbage collector for the whole read (`analysis.load.read_session`), so a bigger
+        batch saves nothing, and 65,536 events made at once were a third of a summary's peak
+        memory."""
         if self.kind == "recording":
-            yield from self
+            yield from self._events(_BLOCK)
             return
         stream, self.stream = self.stream, None
         if stream is None:
@@ -214,19 +224,19 @@ class SourceReader:
         if stream.damage is not None:
             self._warn(number, f"{stream.damage}: the rest of the file is unreadable")
 
-    def _recorded(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
-        """The recording's events, read a batch at a time with the garbage collector paused:
-        each line's dict and event would otherwise set off collections that scan every event
-        read so far again and again (a fifth of a 1M-event load)."""
+    def _recorded(self, numbered: Iterator[tuple[int, str, bool]], most: int) -> Iterator[Event]:
+        """The recording's events, read a batch at a time (`most` at most) with the garbage
+        collector paused: each line's dict and event would otherwise set off collections that
+        scan every event read so far again and again (a fifth of a 1M-event load)."""
         events = self._recorded_lines(numbered)
-        size = _FIRST_BATCH
+        size = min(_FIRST_BATCH, most)
         while True:
             with paused_gc():
                 batch = list(itertools.islice(events, size))
             if not batch:
                 return
             yield from batch
-            size = min(2 * size, _BATCH_EVENTS)
+            size = min(2 * size, most)
 
     def _recorded_lines(self, numbered: Iterator[tuple[int, str, bool]]) -> Iterator[Event]:
         from anemon.recording.codec import decode, from_record, read_fast  # recordings only

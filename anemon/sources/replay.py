@@ -61,7 +61,8 @@ class Rest(Protocol):
 class Replayer:
     """Plays `events`, then those of `rest` as they come, in time order into `self.session`;
     a seek back rebuilds the Session (`keep`: played events are kept for it; without, they
-    are let go and a seek back is not possible, as in a headless replay).
+    are let go and a seek back is not possible, as in a headless replay, whose Session then
+    keeps no chart series only the host readings feed: `Session.charts`).
 
     Events out of time order (a damaged or hand-edited recording) are sorted stably by `t`
     first, and counted in `reordered`; an event whose `t` is not finite takes the previous
@@ -84,7 +85,7 @@ class Replayer:
         self.duration = 0.0
         self.speed = speed
         self.paused = False
-        self.session = Session()
+        self.session = Session(charts=keep)
         self._monotonic = monotonic
         self._listener = listener
         """Sees every event as it is played (the headless printer); not on a seek."""

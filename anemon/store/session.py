@@ -309,6 +309,10 @@ class Session:
     last_t: float = 0.0
     version: int = 0
     """Bumped by every event."""
+    charts: bool = True
+    """False: a session kept for its figures only (a whole-file command's, a headless
+    replay's): the series only the host readings feed, for charts (`temperature_c`,
+    `power_w`, each arm's `process`), are not kept (a big recording's memory grew with them)."""
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> Session:
@@ -399,8 +403,9 @@ class Session:
         self.free_gb.extend(made.free_gb)
         readings = made.readings
         self.telemetry.put(readings)
-        self.temperature_c.extend(readings.present("temperature_c"))
-        self.power_w.extend(readings.present("power_w"))
+        if self.charts:
+            self.temperature_c.extend(readings.present("temperature_c"))
+            self.power_w.extend(readings.present("power_w"))
         self.charging = _last(readings.values("charging"), self.charging)
 
     def _on_start(self, event: StartEvent) -> None:
@@ -454,8 +459,9 @@ class Session:
         self.telemetry.append(event)
         self.battery.append(event.t, event.battery)
         self.free_gb.append(event.t, event.free_gb)
-        self.temperature_c.append(event.t, event.temperature_c)
-        self.power_w.append(event.t, event.power_w)
+        if self.charts:
+            self.temperature_c.append(event.t, event.temperature_c)
+            self.power_w.append(event.t, event.power_w)
         if event.charging is not None:
             self.charging = event.charging
         if event.battery_state is not None:
@@ -469,7 +475,9 @@ class Session:
         name = event.arm or self.current_arm
         if name is None:
             return
-        series = self.arm(name).process
+        series = self.arm(name).process  # the arm is seen, charted or not
+        if not self.charts:
+            return
         for field_name in PROCESS_FIELDS:
             series[field_name].append(event.t, getattr(event, field_name))
 

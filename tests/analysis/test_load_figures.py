@@ -11,7 +11,9 @@ import pytest
 from anemon.analysis import load
 from anemon.analysis.load import load_sessions
 from anemon.analysis.summary import summarize
+from anemon.recording import reader
 from anemon.recording.codec import to_record
+from anemon.recording.reader import SourceReader, open_source
 from anemon.recording.writer import make_header
 from tests.analysis.test_growing_readings import generated
 
@@ -38,7 +40,7 @@ def test_figures_read_as_the_file_is_read_are_the_whole_sessions(
     sources += sorted(RECORDINGS.glob("sim-*.jsonl"))
     for source in sources:
         (kept,) = load_sessions([source])
-        (lean,) = load_sessions([source], rows=False)
+        (lean,) = load_sessions([source], figures_only=True)
         whole = summarize(kept.session)  # its readings read from its rows, at once
         assert summarize(lean.session, lean.readings) == whole, source.name
         assert summarize(kept.session, kept.readings) == whole, source.name
@@ -46,7 +48,7 @@ def test_figures_read_as_the_file_is_read_are_the_whole_sessions(
 
 
 def test_without_rows_the_readings_are_let_go_and_cannot_be_asked_for(tmp_path: Path) -> None:
-    (lean,) = load_sessions([written(tmp_path, 0)], rows=False)
+    (lean,) = load_sessions([written(tmp_path, 0)], figures_only=True)
     (kept,) = load_sessions([written(tmp_path, 0)])
     assert kept.session.telemetry[0].wall == generated(0)[0].wall
     assert lean.readings.read == len(lean.session.telemetry) == len(kept.session.telemetry)
@@ -54,3 +56,27 @@ def test_without_rows_the_readings_are_let_go_and_cannot_be_asked_for(tmp_path: 
         lean.session.telemetry[0]
     with pytest.raises(IndexError, match="released"):
         summarize(lean.session)  # its figures need the readings read with it
+
+
+def test_a_recording_read_for_its_figures_is_made_a_block_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`runs()` gives a recording's events as iterating does, made `_BLOCK` at a time (the
+    whole-file commands pause the collector themselves), never a whole batch ahead."""
+    path = RECORDINGS / "sim-sustain-1b-v2.jsonl"
+    monkeypatch.setattr(reader, "_BLOCK", 100)
+    made = 0
+    original = SourceReader._recorded_lines
+
+    def counted(self: SourceReader, numbered: object) -> object:
+        nonlocal made
+        for event in original(self, numbered):  # type: ignore[arg-type]
+            made += 1
+            yield event
+
+    monkeypatch.setattr(SourceReader, "_recorded_lines", counted)
+    events = []
+    for event in open_source(path).runs():
+        events.append(event)
+        assert made - len(events) < 100
+    assert len(events) > 3_000 and events == list(open_source(path))

@@ -113,3 +113,24 @@ def test_released_readings_keep_their_count_and_those_after_are_given_back():
         k: v.tolist() for k, v in theirs.texts.items()
     }
     assert mine.odd == theirs.odd == {1: events[5]}
+
+
+def test_a_session_for_its_figures_keeps_no_chart_series_of_the_readings():
+    events = [TelemetryEvent(t=float(i), wall=0.0, power_w=3.0, temperature_c=30.0,
+                             battery=90.0, free_gb=20.0) for i in range(200)]  # fmt: skip
+    events[3] = TelemetryEvent(t=3.0, wall=0.0, arm="x", cpu_pct=50.0)  # the app's process
+    for add in ("one by one", "in bulk"):
+        charted, bare = Session(), Session(charts=False)
+        for session in (charted, bare):
+            if add == "in bulk":
+                session.extend(events)
+            else:
+                for event in events:
+                    session.add(event)
+        assert len(charted.power_w.t) == len(charted.temperature_c.t) == 199, add
+        assert len(charted.arms["x"].process["cpu_pct"].t) == 1, add
+        assert not len(bare.power_w.t) and not len(bare.temperature_c.t), add
+        assert not len(bare.arms["x"].process["cpu_pct"].t), add  # the arm seen, not charted
+        assert list(bare.arms) == list(charted.arms) == ["x"], add
+        assert bare.battery == charted.battery and bare.free_gb == charted.free_gb, add
+        assert list(bare.telemetry) == list(charted.telemetry) == events, add
