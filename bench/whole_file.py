@@ -4,8 +4,9 @@ a timed test): prints what a streaming reader is measured by.
 1. A recording of SIZE MB (default 100 and 400): the body of recordings/sim-sustain-1b-v2.jsonl
    laid end to end, each copy's arms renamed and its clock moved on (a day of runs in one
    file). For each of `anemon summary --format json`, `anemon compare` (against the sample),
-   `anemon export --format csv|json|sqlite|parquet -o OUT`: peak RSS and CPU time (user +
-   system) of the child process, from its own rusage (wait4). Parquet is skipped, and says so,
+   `anemon replay --headless --speed max`, `anemon export --format csv|json|sqlite|parquet -o
+   OUT` (the trials; SQLite: every table): peak RSS and CPU time (user + system) of the child
+   process, from its own rusage (wait4). Parquet is skipped, and says so,
    where pyarrow is not installed (`pip install -e '.[parquet]'`).
 2. Text lines: a raw log of LINES empty lines around the spec's example (default 2,000,000)
    and a log of as many TRIAL lines, summarized: CPU per line of each (the text's should be no
@@ -104,6 +105,7 @@ def spread(values: list[float], digits: int) -> str:
 def commands(source: Path, work: Path) -> Iterator[tuple[str, list[str]]]:
     yield "summary --format json", ["summary", str(source), "--format", "json"]
     yield "compare (with the sample)", ["compare", str(source), str(SAMPLE), "--format", "json"]
+    yield "replay --headless", ["replay", str(source), "--headless", "--speed", "max"]
     formats = ["csv", "json", "sqlite"]
     if importlib.util.find_spec("pyarrow") is not None:
         formats.append("parquet")

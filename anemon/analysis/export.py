@@ -54,16 +54,6 @@ TIME_COLUMNS = ("t", "placed_t", "app_t", "load_changed_t")
 """Seconds, to the millisecond (a session's times are sums: 1745.5000000000002 otherwise)."""
 
 
-def export_frame(session: Session) -> pd.DataFrame:
-    """One row per trial (`kind` = trial, warm-ups flagged) and per telemetry reading, in
-    time order (the SQLite export's two tables)."""
-    frames = [frame for frame in (_trials(session), _telemetry(session)) if frame is not None]
-    if not frames:
-        return pd.DataFrame(columns=["kind", "arm", "t"])
-    table = pd.concat(frames, ignore_index=True).sort_values("t", kind="stable")
-    return _tidy(table.reset_index(drop=True))
-
-
 def export_table(session: Session, table: str = "trials") -> pd.DataFrame:
     """One of `TABLES`, its own columns only: every trial (warm-ups flagged), or every
     telemetry reading."""
@@ -84,19 +74,29 @@ def _trials(session: Session) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+_TELEMETRY_COLUMNS = (
+    "arm", "t",
+    *(f.name for f in dataclasses.fields(TelemetryEvent)
+      if f.name not in ("t", "wall", "arm", "source")),
+    "source",  # last: the columns before it keep their places
+)  # fmt: skip
+
+
 def _telemetry(session: Session) -> pd.DataFrame | None:
+    """Every reading, from the readings' columns (`Readings.columns`): an event and a dict made
+    per reading were most of a big recording's telemetry export (~1 KB a reading, held at
+    once). A reading kept as it came has its values as they came."""
     if not session.telemetry:
         return None
-    return pd.DataFrame([_telemetry_row(e) for e in session.telemetry])
-
-
-def _telemetry_row(event: TelemetryEvent) -> dict[str, object]:
-    row: dict[str, object] = {"kind": "telemetry", "arm": event.arm, "t": event.t}
-    for f in dataclasses.fields(event):
-        if f.name not in ("t", "wall", "arm", "source"):
-            row[f.name] = getattr(event, f.name)
-    row["source"] = event.source  # last: the columns before it keep their places
-    return row
+    columns = session.telemetry.columns()
+    values = {**columns.texts, **columns.numbers}
+    values = {name: values[name] for name in _TELEMETRY_COLUMNS}
+    for i, event in columns.odd.items():
+        for name, column in values.items():
+            if column.dtype != object:
+                column = values[name] = column.astype(object)
+            column[i] = getattr(event, name)
+    return pd.DataFrame({"kind": "telemetry", **values})
 
 
 def _tidy(table: pd.DataFrame) -> pd.DataFrame:
@@ -306,15 +306,13 @@ def _remove_journals(db: Path) -> None:
 def _fill(db: sqlite3.Connection, loaded: Loaded, source: str, header: Mapping[str, Any]) -> None:
     session = loaded.session
     summaries = summarize(session, loaded.readings)
-    table = export_frame(session)
-    kinds = table["kind"] if "kind" in table else pd.Series(dtype=object)
     _insert(db, "sessions", SESSION_COLUMNS, [_session_row(session, source, header)])
     _insert(db, "arms", arm_columns(), [_arm_row(s) for s in summaries])
     rounds = [{"arm": s.arm, "round": i, **dataclasses.asdict(r)}
               for s in summaries for i, r in enumerate(s.rounds, start=1)]  # fmt: skip
     _insert(db, "rounds", ROUND_SQL, rounds)
-    _insert(db, "trials", TRIAL_SQL, _records(table[kinds == "trial"]))
-    _insert(db, "telemetry", TELEMETRY_SQL, _records(table[kinds == "telemetry"]))
+    _insert(db, "trials", TRIAL_SQL, _records(export_table(session, "trials")))
+    _insert(db, "telemetry", TELEMETRY_SQL, _records(export_table(session, "telemetry")))
 
 
 def _session_row(session: Session, source: str, header: Mapping[str, Any]) -> dict[str, object]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from anemon.analysis.export import export_frame
+from anemon.analysis.export import TABLES, export_table
 from anemon.analysis.load import read_session
 from anemon.analysis.summary import summarize
 from anemon.parsing import columnar
@@ -48,7 +48,7 @@ def _both(path: Path) -> tuple[tuple[object, ...], tuple[object, ...]]:
 def _seen(session: Session, reader: object) -> tuple[object, ...]:
     """Everything a whole-file command reads of a session, as comparable values."""
     summary = json.dumps([arm.to_json() for arm in summarize(session)], sort_keys=True)
-    export = export_frame(session).to_csv(index=False)
+    export = [export_table(session, table).to_csv(index=False) for table in TABLES]
     arms = {
         name: ({col: bytes(values) for col, values in arm.columns.items()},
                arm.battery_state, arm.rounds, arm.errors, arm.start, arm.load, arm.end)

@@ -12,7 +12,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anemon.analysis.export import export_frame, write_table
+from anemon.analysis.export import export_table, write_table
 from anemon.events import StartEvent, TelemetryEvent, TrialEvent
 from anemon.parsing import LineParser
 from anemon.store import Session
@@ -40,7 +40,7 @@ def test_counts_beyond_int64_or_not_whole_do_not_break_the_cast():
         trial(gen=3, trial=-1),
         trial(t=2.0, gen=None),
     )
-    table = export_frame(session)
+    table = export_table(session)
     assert str(table["gen"].dtype) == "Int64"
     assert table["gen"].isna().tolist() == [True, False, True]
     for fmt in ("csv", "json", "md"):
@@ -52,8 +52,9 @@ def test_json_never_holds_nan_or_infinity():
         trial(decode_tps=math.inf, prompt_tps=math.nan, battery=-math.inf),
         TelemetryEvent(t=3.0, wall=4.0, power_w=math.inf, temperature_c=math.nan),
     )
-    rows = strict_json(write_table(export_frame(session), "json", None) or "")
-    assert rows[0]["decode_tps"] is None and rows[1]["power_w"] is None
+    (trial_row,) = strict_json(write_table(export_table(session), "json", None) or "")
+    (reading,) = strict_json(write_table(export_table(session, "telemetry"), "json", None) or "")
+    assert trial_row["decode_tps"] is None and reading["power_w"] is None
 
 
 def test_a_formula_in_a_text_cell_is_neutralised_numbers_are_not():
@@ -65,12 +66,14 @@ def test_a_formula_in_a_text_cell_is_neutralised_numbers_are_not():
         trial(arm="\tx", t=5.0),
         TelemetryEvent(t=6.0, wall=7.0, power_w=-3.5, battery_state="=HYPERLINK(1)"),
     )
-    text = write_table(export_frame(session), "csv", None) or ""
+    text = write_table(export_table(session), "csv", None) or ""
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert [r["arm"] for r in rows[:5]] == ["'=cmd()", "'+1", "'@SUM(A1)", "'-2", "'\\x09x"]
-    assert rows[5]["battery_state"] == "'=HYPERLINK(1)"
-    assert rows[5]["power_w"] == "-3.5"  # a negative number is a number
+    assert [r["arm"] for r in rows] == ["'=cmd()", "'+1", "'@SUM(A1)", "'-2", "'\\x09x"]
     assert rows[0]["decode_tps"] == "-0.0"
+    text = write_table(export_table(session, "telemetry"), "csv", None) or ""
+    (reading,) = csv.DictReader(io.StringIO(text))
+    assert reading["battery_state"] == "'=HYPERLINK(1)"
+    assert reading["power_w"] == "-3.5"  # a negative number is a number
 
 
 def test_csv_and_markdown_cells_are_literal_text():
@@ -78,12 +81,14 @@ def test_csv_and_markdown_cells_are_literal_text():
         trial(arm="\x1b]52;c;aGk=\x07|x"),
         TelemetryEvent(t=2.0, wall=3.0, battery_state="a|b\nc"),
     )
-    csv_text = write_table(export_frame(session), "csv", None) or ""
-    md = write_table(export_frame(session), "md", None) or ""
-    for text in (csv_text, md):
-        assert "\x1b" not in text and "\x07" not in text and "\\x1b]52" in text
-    assert "\\x1b]52;c;aGk=\\x07\\|x" in md and "a\\|b\\x0ac" in md
-    assert len(md.splitlines()) == 4  # header, rule, two rows: no cell broke a line
+    tables = (export_table(session), export_table(session, "telemetry"))
+    csv_text = "".join(write_table(table, "csv", None) or "" for table in tables)
+    md = [write_table(table, "md", None) or "" for table in tables]
+    for text in (csv_text, *md):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b]52" in csv_text and "\\x1b]52;c;aGk=\\x07\\|x" in md[0] and "a\\|b\\x0ac" in md[1]
+    # header, rule, a row: no cell broke a line
+    assert [len(text.splitlines()) for text in md] == [3, 3]
 
 
 def test_a_hostile_log_exports_in_every_format():
@@ -95,7 +100,7 @@ def test_a_hostile_log_exports_in_every_format():
     ]
     parser = LineParser("x")
     session = Session.from_events(parser.parse(line, t=i, wall=i) for i, line in enumerate(lines))
-    table = export_frame(session)
+    table = export_table(session)
     assert parser.warnings == 5
     rows = strict_json(write_table(table, "json", None) or "")
     assert [r["gen"] for r in rows] == [None, None, 3]
@@ -121,12 +126,13 @@ def test_any_values_export_in_every_format(rows, power):
         events.append(trial(t=float(i), arm=arm or None, decode_tps=decode, battery=battery,
                             gen=gen, trial=index, battery_state=state))  # fmt: skip
     events.append(TelemetryEvent(t=9.0, wall=9.0, power_w=power))
-    table = export_frame(session_of(*events))
-    strict_json(write_table(table, "json", None) or "")
-    for fmt in ("csv", "md"):
-        text = write_table(table, fmt, None) or ""
-        assert "\x1b" not in text
-    for cell in pd.read_csv(io.StringIO(write_table(table, "csv", None) or ""), dtype=str)[
-        "arm"
-    ].dropna():
-        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))
+    session = session_of(*events)
+    for table in (export_table(session), export_table(session, "telemetry")):
+        strict_json(write_table(table, "json", None) or "")
+        for fmt in ("csv", "md"):
+            text = write_table(table, fmt, None) or ""
+            assert "\x1b" not in text
+        for cell in pd.read_csv(io.StringIO(write_table(table, "csv", None) or ""), dtype=str)[
+            "arm"
+        ].dropna():
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r"))

@@ -19,7 +19,7 @@ import pytest
 from rich.console import Console
 
 from anemon.analysis import render
-from anemon.analysis.export import export_frame, write_table
+from anemon.analysis.export import export_table, write_table
 from anemon.analysis.load import load_sessions
 from anemon.analysis.summary import summarize
 from anemon.cli import main
@@ -114,7 +114,7 @@ def test_the_summary_command(hostile, capsys):
 def test_export_in_every_format(events, fmt, tmp_path):
     session = Session.from_events(events)
     out = tmp_path / f"trials.{fmt}"
-    write_table(export_frame(session), fmt, out)
+    write_table(export_table(session), fmt, out)
     trials = sum(len(arm) for arm in session.arms.values())
     if fmt == "parquet":
         assert len(pd.read_parquet(out)) == trials

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anemon.analysis.export import export_frame
+from anemon.analysis.export import export_table
 from anemon.analysis.summary import summarize
 from anemon.events import StartEvent, TrialEvent
 from anemon.store import Session
@@ -45,8 +45,7 @@ def test_trials_read_in_batches_are_drawn_at_the_apps_time() -> None:
 def test_chart_table_and_export_agree_on_every_trials_time() -> None:
     session = mirrored()
     (line,) = CHARTS["decode"].lines(session)
-    frame = export_frame(session)
-    exported = frame[frame["kind"] == "trial"]["placed_t"].to_numpy()
+    exported = export_table(session, "trials")["placed_t"].to_numpy()
     assert np.allclose(exported - session.first_t, line.x)
     (arm,) = summarize(session)
     placed = column(session.arms["a"].columns["placed_t"])
