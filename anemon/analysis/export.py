@@ -60,7 +60,8 @@ def export_table(session: Session, table: str = "trials") -> pd.DataFrame:
     frame = (_trials if table == "trials" else _telemetry)(session)
     if frame is None:
         return pd.DataFrame(columns=["arm", "t"])
-    frame = frame.drop(columns="kind").sort_values("t", kind="stable")
+    if not frame["t"].is_monotonic_increasing:  # else the stable sort is a copy as it is
+        frame = frame.sort_values("t", kind="stable")
     return _tidy(frame.reset_index(drop=True))
 
 
@@ -69,7 +70,6 @@ def _trials(session: Session) -> pd.DataFrame | None:
     for arm in session.arms.values():
         frame = trials_frame(arm)
         frame.insert(0, "arm", arm.name)
-        frame.insert(0, "kind", "trial")
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else None
 
@@ -96,7 +96,7 @@ def _telemetry(session: Session) -> pd.DataFrame | None:
             if column.dtype != object:
                 column = values[name] = column.astype(object)
             column[i] = getattr(event, name)
-    return pd.DataFrame({"kind": "telemetry", **values})
+    return pd.DataFrame(values)
 
 
 def _tidy(table: pd.DataFrame) -> pd.DataFrame:
@@ -262,7 +262,7 @@ def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
     """One SOURCE read once (a pipe works), with its recording header (None: a raw log)."""
     reader = open_source(path)
     try:
-        session, readings = read_session(reader)
+        session, readings = read_session(reader, charts=False)
     finally:
         reader.close()
     if not any(session.counts[kind] for kind in BENCH_KINDS):

@@ -45,15 +45,17 @@ class Loaded:
     session's own rows of them may have been let go: `read_session`)."""
 
 
-def load_sessions(paths: Sequence[Path], *, figures_only: bool = False) -> Iterator[Loaded]:
+def load_sessions(
+    paths: Sequence[Path], *, rows: bool = True, charts: bool = True
+) -> Iterator[Loaded]:
     """Each SOURCE's session, in order; NoRecordsError for one without a bench record.
-    `figures_only`: as `read_session` keeps it, for the commands that need only the figures
-    (which then take `Loaded.readings`)."""
+    `rows`, `charts`: what the session keeps of its host readings (`read_session`); without
+    rows its figures take `Loaded.readings`."""
     readers: list[SourceReader] = []
     try:
         readers.extend(open_source(path) for path in paths)
         for reader in readers:
-            session, readings = read_session(reader, figures_only=figures_only)
+            session, readings = read_session(reader, rows=rows, charts=charts)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
                 raise no_records(reader.path)
             yield Loaded(reader.path, session, reader.warnings, reader.device_kind,
@@ -64,14 +66,15 @@ def load_sessions(paths: Sequence[Path], *, figures_only: bool = False) -> Itera
 
 
 def read_session(
-    reader: SourceReader, *, figures_only: bool = False
+    reader: SourceReader, *, rows: bool = True, charts: bool = True
 ) -> tuple[Session, EnergyReadings]:
     """The SOURCE's Session, as `Session.from_events(reader)` gives it, but with a raw log's
     plain TRIAL lines added a run at a time (anemon/parsing/columnar.py), and the readings of
-    its figures (`EnergyReadings`), read every `READ_EVERY` host readings. `figures_only`:
-    the session keeps only what the figures read: it lets go of the host readings' rows once
-    read (`Readings.release`) and keeps no chart series of theirs (`Session.charts`); they
-    were most of a big recording's memory.
+    its figures (`EnergyReadings`), read every `READ_EVERY` host readings. Without `rows`
+    the session lets go of the host readings' rows once read (`Readings.release`; a command
+    that needs only the figures), without `charts` it keeps no chart series of theirs
+    (`Session.charts`; a command that draws none): they were most of a big recording's
+    memory.
 
     One difference, on purpose: those lines, and its runs of plain text lines (counted), are
     not events, so the session's `log` (the log panel's latest lines) holds only the lines
@@ -81,7 +84,7 @@ def read_session(
     collections resume: it lives as long as the command, and the first collection after the
     pause, and every full one while summarizing, would scan it all again (for 20,000
     one-trial arms ~0.2 s of the reading and a third of their summary's CPU)."""
-    session, readings = Session(charts=not figures_only), EnergyReadings()
+    session, readings = Session(charts=charts), EnergyReadings()
     with paused_gc():  # a session of 100,000 arms: a fifth of its reading was collections
         for item in reader.runs():
             if isinstance(item, TrialRun):
@@ -90,8 +93,8 @@ def read_session(
                 add_text(session, item)
             else:
                 session.add(item)
-                read_readings(session, readings, release=figures_only, when_due=True)
-        read_readings(session, readings, release=figures_only)
+                read_readings(session, readings, release=not rows, when_due=True)
+        read_readings(session, readings, release=not rows)
         gc.freeze()  # before collections resume: the first would scan everything read
     return session, readings
 

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.summary import summarize
 
     # every SOURCE read before any output
-    loaded = list(load_sessions(args.sources, figures_only=True))
+    loaded = list(load_sessions(args.sources, rows=False, charts=False))
     sources = [
         compare.SourceArms.of(
             str(given), one.session, summarize(one.session, one.readings), one.device

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "sqlite":
         loaded, header = load_with_header(args.source)
     else:
-        (loaded,) = load_sessions([args.source], figures_only=args.table == "trials")
+        (loaded,) = load_sessions([args.source], rows=args.table == "telemetry", charts=False)
     if args.output is not None:
         check_output(args.output, args.source, database=args.format == "sqlite")
     try:

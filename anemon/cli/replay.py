@@ -57,7 +57,7 @@ def load_overlay(path: Path) -> Loaded:
     from anemon.analysis.load import load_sessions
 
     try:
-        return next(iter(load_sessions([path])))
+        return next(iter(load_sessions([path], rows=False)))  # drawn: its charts kept
     except SourceError as e:
         raise type(e)(f"--overlay: {e} (OTHER: a recording or a raw bench log)") from None
 

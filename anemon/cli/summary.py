@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from anemon.analysis.summary import each_summary, summarize
 
     # every SOURCE read before any output
-    loaded = list(load_sessions(args.sources, figures_only=True))
+    loaded = list(load_sessions(args.sources, rows=False, charts=False))
     if args.format == "json":  # an arm at a time: 100,000 arms' summaries are never all held
         objects = (
             data

@@ -23,7 +23,7 @@ def by_rows(session: Session) -> pd.DataFrame:
     """The table as it was made: a dict per reading, made again as its event."""
     rows = []
     for event in session.telemetry:
-        row: dict[str, object] = {"kind": "telemetry", "arm": event.arm, "t": event.t}
+        row: dict[str, object] = {"arm": event.arm, "t": event.t}
         for f in dataclasses.fields(event):
             if f.name not in ("t", "wall", "arm", "source"):
                 row[f.name] = getattr(event, f.name)
@@ -52,6 +52,12 @@ def test_the_telemetry_table_is_the_one_made_a_reading_at_a_time() -> None:
         made = _telemetry(session)
         assert made is not None
         pd.testing.assert_frame_equal(_tidy(made), _tidy(by_rows(session)))
+
+
+def test_the_table_is_in_time_order_as_a_stable_sort_puts_it() -> None:
+    for session in sessions():
+        old = by_rows(session).sort_values("t", kind="stable").reset_index(drop=True)
+        pd.testing.assert_frame_equal(export_table(session, "telemetry"), _tidy(old))
 
 
 def test_the_exports_keep_their_columns_and_order() -> None:

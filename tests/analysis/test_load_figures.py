@@ -40,7 +40,7 @@ def test_figures_read_as_the_file_is_read_are_the_whole_sessions(
     sources += sorted(RECORDINGS.glob("sim-*.jsonl"))
     for source in sources:
         (kept,) = load_sessions([source])
-        (lean,) = load_sessions([source], figures_only=True)
+        (lean,) = load_sessions([source], rows=False, charts=False)
         whole = summarize(kept.session)  # its readings read from its rows, at once
         assert summarize(lean.session, lean.readings) == whole, source.name
         assert summarize(kept.session, kept.readings) == whole, source.name
@@ -48,7 +48,7 @@ def test_figures_read_as_the_file_is_read_are_the_whole_sessions(
 
 
 def test_without_rows_the_readings_are_let_go_and_cannot_be_asked_for(tmp_path: Path) -> None:
-    (lean,) = load_sessions([written(tmp_path, 0)], figures_only=True)
+    (lean,) = load_sessions([written(tmp_path, 0)], rows=False)
     (kept,) = load_sessions([written(tmp_path, 0)])
     assert kept.session.telemetry[0].wall == generated(0)[0].wall
     assert lean.readings.read == len(lean.session.telemetry) == len(kept.session.telemetry)
