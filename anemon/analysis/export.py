@@ -17,12 +17,11 @@ import numpy as np
 import pandas as pd
 
 from anemon import __version__
-from anemon.analysis.load import BENCH_KINDS, Loaded, read_session
+from anemon.analysis.load import Loaded
 from anemon.analysis.summary import ArmSummary, summarize
 from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.paths import replacing
-from anemon.recording.reader import no_records, open_source
 from anemon.store import ArmSeries, Session
 from anemon.text import printable
 
@@ -258,23 +257,7 @@ def arm_columns() -> tuple[tuple[str, str], ...]:
     return tuple(columns)
 
 
-def load_with_header(path: Path) -> tuple[Loaded, dict[str, Any] | None]:
-    """One SOURCE read once (a pipe works), with its recording header (None: a raw log)."""
-    reader = open_source(path)
-    try:
-        session, readings = read_session(reader, charts=False)
-    finally:
-        reader.close()
-    if not any(session.counts[kind] for kind in BENCH_KINDS):
-        raise no_records(reader.path)
-    loaded = Loaded(reader.path, session, reader.warnings, reader.device_kind,
-                    tuple(reader.listed), readings)  # fmt: skip
-    return loaded, reader.header
-
-
-def write_sqlite(
-    loaded: Loaded, out: Path | None, source: str, header: Mapping[str, Any] | None
-) -> None:
+def write_sqlite(loaded: Loaded, out: Path | None, source: str) -> None:
     """A SQLite database at `out` (replaced whole, as the other formats replace their file:
     `paths.replacing`): tables sessions, arms, rounds, trials, telemetry. The old database's
     journals go first: SQLite would apply them to the new file."""
@@ -282,7 +265,7 @@ def write_sqlite(
         raise AnemonError("--format sqlite writes a binary file: give it one with -o OUT")
     with replacing(out) as temp:
         with contextlib.closing(sqlite3.connect(temp)) as db:
-            _fill(db, loaded, source, header or {})
+            _fill(db, loaded, source)
             db.commit()
         _remove_journals(out)
 
@@ -303,8 +286,8 @@ def _remove_journals(db: Path) -> None:
                 os.unlink(name + suffix)
 
 
-def _fill(db: sqlite3.Connection, loaded: Loaded, source: str, header: Mapping[str, Any]) -> None:
-    session = loaded.session
+def _fill(db: sqlite3.Connection, loaded: Loaded, source: str) -> None:
+    session, header = loaded.session, loaded.header or {}
     summaries = summarize(session, loaded.readings)
     _insert(db, "sessions", SESSION_COLUMNS, [_session_row(session, source, header)])
     _insert(db, "arms", arm_columns(), [_arm_row(s) for s in summaries])

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,14 +35,16 @@ class Loaded:
     session: Session
     warnings: int
     """Lines that were torn, too long, not JSON, or with values that did not parse."""
+    readings: EnergyReadings
+    """The session's readings for its energy and process figures, read as they came (the
+    session's own rows of them may have been let go: `read_session`)."""
     device: str | None = None
     """The device backend a recording was made with (a kind of `anemon.devices.DEVICE_KINDS`);
     None for a raw log or a recording that does not say."""
     listed: tuple[LineWarning, ...] = ()
     """The first warnings (recording.reader.MAX_LISTED), each with its line number."""
-    readings: EnergyReadings = dataclasses.field(default_factory=EnergyReadings)
-    """The session's readings for its energy and process figures, read as they came (the
-    session's own rows of them may have been let go: `read_session`)."""
+    header: dict[str, Any] | None = None
+    """A recording's header line (None: a raw log or another tool's record)."""
 
 
 def load_sessions(
@@ -58,8 +60,8 @@ def load_sessions(
             session, readings = read_session(reader, rows=rows, charts=charts)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
                 raise no_records(reader.path)
-            yield Loaded(reader.path, session, reader.warnings, reader.device_kind,
-                         tuple(reader.listed), readings)  # fmt: skip
+            yield Loaded(reader.path, session, reader.warnings, readings, reader.device_kind,
+                         tuple(reader.listed), reader.header)  # fmt: skip
     finally:  # a later SOURCE refused: the earlier ones' streams are closed, not left to gc
         for reader in readers:
             reader.close()

@@ -31,22 +31,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.analysis.export import export_table, load_with_header, write_sqlite, write_table
+    from anemon.analysis.export import export_table, write_sqlite, write_table
     from anemon.analysis.load import load_sessions
     from anemon.analysis.render import title
 
     if args.format == "sqlite" and args.output is None:  # before reading anything
         raise AnemonError("--format sqlite writes a database file: give it one with -o OUT.db")
-    if args.format == "sqlite":
-        loaded, header = load_with_header(args.source)
-    else:
-        (loaded,) = load_sessions([args.source], rows=args.table == "telemetry", charts=False)
+    rows = args.format == "sqlite" or args.table == "telemetry"  # their tables are the rows
+    (loaded,) = load_sessions([args.source], rows=rows, charts=False)
     if args.output is not None:
         check_output(args.output, args.source, database=args.format == "sqlite")
     try:
         if args.format == "sqlite":
             text = None
-            write_sqlite(loaded, args.output, str(args.source), header)
+            write_sqlite(loaded, args.output, str(args.source))
         else:
             heading = f"{title(str(args.source), loaded.session, loaded.device)} · {args.table}"
             table = export_table(loaded.session, args.table)
