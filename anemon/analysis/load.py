@@ -106,12 +106,15 @@ def read_readings(
 ) -> None:
     """`readings.update(session)` (`when_due`: once `READ_EVERY` host readings have come
     since the last), and with `release` the session's rows of them then let go
-    (`Readings.release`)."""
+    (`Readings.release`), and its battery series too where no chart draws it
+    (`Series.release`)."""
     if when_due and len(session.telemetry) - readings.read < READ_EVERY:
         return
     readings.update(session)
     if release:
         session.telemetry.release()
+        if not session.charts:  # else drawn (a replay's --overlay)
+            session.battery.release()
 
 
 def add_text(session: Session, run: TextRun) -> None:
@@ -171,7 +174,7 @@ def add_trials(session: Session, run: TrialRun) -> None:
 
 def _extend(series: Series, t: np.ndarray, values: np.ndarray | None) -> None:
     """Series.append for each present value."""
-    if values is None:
+    if values is None or not series.kept:
         return
     present = ~np.isnan(values)
     series.t.frombytes(np.ascontiguousarray(t[present], dtype=float).tobytes())

@@ -408,12 +408,12 @@ class EnergyReadings:
     def update(self, session: Session) -> None:
         """Read the readings past those already read (a session's only ever grow)."""
         telemetry, battery = session.telemetry, session.battery
-        if len(telemetry) <= self._read and len(battery.t) <= len(self._battery):
+        if len(telemetry) <= self._read and battery.count <= len(self._battery):
             return
         earliest = math.inf
         if len(telemetry) > self._read:
             earliest = self._add(telemetry.columns(self._read))
-        seen = len(self._battery)
+        seen = len(self._battery) - battery.released  # those read are the first of its rows
         t = _floats(battery.t, seen)
         self._battery.extend(t, _floats(battery.value, seen))
         self._earliest.append(min(earliest, float(np.nanmin(t, initial=math.inf))))

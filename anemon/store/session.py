@@ -71,16 +71,33 @@ class Series:
 
     t: array = field(default_factory=lambda: array("d"))
     value: array = field(default_factory=lambda: array("d"))
+    kept: bool = True
+    """False: what is appended is dropped (a chart's series in a session kept for its figures
+    only: `Session.charts`)."""
+    released: int = 0
+    """Values let go from the front (`release`): `t` and `value` hold those after them."""
+
+    @property
+    def count(self) -> int:
+        """Every value appended, released or not."""
+        return self.released + len(self.t)
 
     def append(self, t: float, value: float | None) -> None:
-        if value is not None:
+        if value is not None and self.kept:
             self.t.append(t)
             self.value.append(value)
 
     def extend(self, pairs: tuple[array, array]) -> None:
         """`append` for each present value (`present`)."""
-        self.t.extend(pairs[0])
-        self.value.extend(pairs[1])
+        if self.kept:
+            self.t.extend(pairs[0])
+            self.value.extend(pairs[1])
+
+    def release(self) -> None:
+        """Let go of the values held, keeping their count (`Readings.release`, for the
+        battery's readings of a whole-file command's figures)."""
+        self.released = self.count
+        self.t, self.value = array("d"), array("d")
 
     def last(self) -> float | None:
         return self.value[-1] if self.value else None
@@ -311,8 +328,13 @@ class Session:
     """Bumped by every event."""
     charts: bool = True
     """False: a session kept for its figures only (a whole-file command's, a headless
-    replay's): the series only the host readings feed, for charts (`temperature_c`,
-    `power_w`, each arm's `process`), are not kept (a big recording's memory grew with them)."""
+    replay's): the series only charts draw (`thermal`, `free_gb`, `temperature_c`, `power_w`,
+    each arm's `process`) are not kept (a big recording's memory grew with them); `battery`
+    is, for the energy figures, which let it go once read (`analysis.load.read_readings`)."""
+
+    def __post_init__(self) -> None:
+        for series in (self.thermal, self.free_gb, self.temperature_c, self.power_w):
+            series.kept = self.charts
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> Session:
@@ -324,6 +346,8 @@ class Session:
         series = self.arms.get(name)
         if series is None:
             series = self.arms[name] = ArmSeries(name, len(self.arms))
+            for process in series.process.values():
+                process.kept = self.charts
         return series
 
     def recent_arms(self, count: int) -> list[ArmSeries]:
@@ -403,9 +427,8 @@ class Session:
         self.free_gb.extend(made.free_gb)
         readings = made.readings
         self.telemetry.put(readings)
-        if self.charts:
-            self.temperature_c.extend(readings.present("temperature_c"))
-            self.power_w.extend(readings.present("power_w"))
+        self.temperature_c.extend(readings.present("temperature_c"))
+        self.power_w.extend(readings.present("power_w"))
         self.charging = _last(readings.values("charging"), self.charging)
 
     def _on_start(self, event: StartEvent) -> None:
@@ -459,9 +482,8 @@ class Session:
         self.telemetry.append(event)
         self.battery.append(event.t, event.battery)
         self.free_gb.append(event.t, event.free_gb)
-        if self.charts:
-            self.temperature_c.append(event.t, event.temperature_c)
-            self.power_w.append(event.t, event.power_w)
+        self.temperature_c.append(event.t, event.temperature_c)
+        self.power_w.append(event.t, event.power_w)
         if event.charging is not None:
             self.charging = event.charging
         if event.battery_state is not None:
@@ -476,8 +498,6 @@ class Session:
         if name is None:
             return
         series = self.arm(name).process  # the arm is seen, charted or not
-        if not self.charts:
-            return
         for field_name in PROCESS_FIELDS:
             series[field_name].append(event.t, getattr(event, field_name))
 

@@ -18,6 +18,7 @@ from anemon.recording.writer import make_header
 from tests.analysis.test_growing_readings import generated
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
+SPEC_EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "spec_example.log"
 
 
 def written(tmp_path: Path, seed: int) -> Path:
@@ -38,13 +39,18 @@ def test_figures_read_as_the_file_is_read_are_the_whole_sessions(
     monkeypatch.setattr(load, "READ_EVERY", every)
     sources = [written(tmp_path, seed) for seed in range(3)]
     sources += sorted(RECORDINGS.glob("sim-*.jsonl"))
-    for source in sources:
+    for source in [*sources, SPEC_EXAMPLE]:  # a raw log's trials are added a run at a time
         (kept,) = load_sessions([source])
         (lean,) = load_sessions([source], rows=False, charts=False)
         whole = summarize(kept.session)  # its readings read from its rows, at once
         assert summarize(lean.session, lean.readings) == whole, source.name
         assert summarize(kept.session, kept.readings) == whole, source.name
-        assert len(lean.session.telemetry) == len(kept.session.telemetry) > 0
+        assert len(lean.session.telemetry) == len(kept.session.telemetry), source.name
+        # the battery let go once read, the charts' series never kept
+        assert lean.session.battery.count == kept.session.battery.count > 0, source.name
+        assert not len(lean.session.battery.t), source.name
+        assert not len(lean.session.thermal.t) and not len(lean.session.free_gb.t), source.name
+        assert len(kept.session.thermal.t) > 0, source.name
 
 
 def test_without_rows_the_readings_are_let_go_and_cannot_be_asked_for(tmp_path: Path) -> None:

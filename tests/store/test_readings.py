@@ -8,9 +8,10 @@ import tracemalloc
 
 import pytest
 
-from anemon.events import TelemetryEvent
+from anemon.events import IdleEvent, StartEvent, TelemetryEvent, TrialEvent
 from anemon.store import Session
 from anemon.store.readings import Readings
+from anemon.store.session import Series
 
 
 def varied() -> list[TelemetryEvent]:
@@ -115,6 +116,38 @@ def test_released_readings_keep_their_count_and_those_after_are_given_back():
     assert mine.odd == theirs.odd == {1: events[5]}
 
 
+def test_a_session_for_its_figures_keeps_no_chart_series_of_the_trials():
+    trials = [TrialEvent(t=float(i), wall=0.0, arm="a", trial=i, decode_tps=20.0, gen=64,
+                         thermal=1, battery=90.0, free_gb=20.0) for i in range(100)]  # fmt: skip
+    idle = IdleEvent(t=100.0, wall=0.0, thermal=2, battery=89.0, free_gb=19.0)
+    start = StartEvent(t=-1.0, wall=0.0, arm="a", free_gb=21.0)
+    for add in ("one by one", "in bulk"):
+        charted, bare = Session(), Session(charts=False)
+        for session in (charted, bare):
+            events = [start, *trials, idle]
+            if add == "in bulk":
+                session.extend(events)
+            else:
+                for event in events:
+                    session.add(event)
+        assert len(charted.thermal.t) == 101 and len(charted.free_gb.t) == 102, add
+        assert not len(bare.thermal.t) and not len(bare.free_gb.t), add
+        assert bare.battery == charted.battery and len(bare.battery.t) == 101, add
+        columns = [{k: bytes(v) for k, v in s.arms["a"].columns.items()} for s in (bare, charted)]
+        assert columns[0] == columns[1], add  # the figures' own (bytes: NaN is not NaN)
+
+
+def test_a_released_series_keeps_its_count_and_takes_more():
+    series = Series()
+    for i in range(5):
+        series.append(float(i), 10.0 * i)
+    series.release()
+    assert series.count == series.released == 5 and not len(series.t)
+    series.append(5.0, 50.0)
+    series.append(6.0, None)  # not a value: not counted
+    assert series.count == 6 and list(series.t) == [5.0] and list(series.value) == [50.0]
+
+
 def test_a_session_for_its_figures_keeps_no_chart_series_of_the_readings():
     events = [TelemetryEvent(t=float(i), wall=0.0, power_w=3.0, temperature_c=30.0,
                              battery=90.0, free_gb=20.0) for i in range(200)]  # fmt: skip
@@ -132,5 +165,6 @@ def test_a_session_for_its_figures_keeps_no_chart_series_of_the_readings():
         assert not len(bare.power_w.t) and not len(bare.temperature_c.t), add
         assert not len(bare.arms["x"].process["cpu_pct"].t), add  # the arm seen, not charted
         assert list(bare.arms) == list(charted.arms) == ["x"], add
-        assert bare.battery == charted.battery and bare.free_gb == charted.free_gb, add
+        assert len(charted.free_gb.t) == 199 and not len(bare.free_gb.t), add
+        assert bare.battery == charted.battery, add  # the energy figures read it
         assert list(bare.telemetry) == list(charted.telemetry) == events, add
