@@ -24,6 +24,10 @@ SIM_SPEED = 100.0
 """Simulated seconds per real second: the 300 s arm is a few seconds of real time."""
 REFRESH_S = 20.0
 """How often the virtual phone refreshes its system load (simulated seconds)."""
+POWER_S = 0.2
+"""How often the host reads the phone (real seconds): the load must be read through every span
+with no gap over twice that (`LoadSteps.through`), so a stall of the test's process must
+outlast 0.4 s to withhold the plugged run's figures (at 0.05 s, a 0.1 s stall once did)."""
 
 
 def run_on(
@@ -32,7 +36,7 @@ def run_on(
     """`anemon run` of a 300 s plan on a virtual iPhone; the summary of its one arm."""
     name = f"{'plugged' if plugged else 'battery'}-{system_load_s}"
     record, plan = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.toml"
-    plan.write_text(plan_text("cable", UDID, seconds=300, power_s=0.05))
+    plan.write_text(plan_text("cable", UDID, seconds=300, power_s=POWER_S))
     monkeypatch.setattr("pymobiledevice3.common._HOMEFOLDER", tmp_path / "pmd3-home")
     sim = SimulatedIPhone(SimConfig(seed=7, plugged=plugged, battery_percent=80.0))
     phone = VirtualIPhone(sim, bundles=[BUNDLE], udid=UDID, product_version=OLD_IOS,
