@@ -7,12 +7,13 @@ subscribe. Nothing here knows whether the session is live or replayed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from anemon.clock import Clock, RealClock
 from anemon.devices.base import Device, DeviceError, PowerSource, Telemetry
-from anemon.events import Event, GapEvent, MarkerEvent, RecordEvent, ResetEvent
+from anemon.events import Event, GapEvent, MarkerEvent, RecordEvent, ResetEvent, TelemetryEvent
 from anemon.parsing import LineParser
 from anemon.recording.writer import Recorder
 from anemon.sources.items import LogGap, LogItem, LogReset
@@ -36,6 +37,9 @@ class Pipeline:
         self.recorder = recorder
         self.clock: Clock = clock or RealClock()
         self._listeners: list[Listener] = []
+        self._load_change: tuple[float, float] | None = None
+        """The phone's last system-load change (`emit_reading`): its epoch seconds as the
+        device saw it, and its session time as the first reading of it said."""
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -52,6 +56,26 @@ class Pipeline:
         session clock. `make` is an event class or what builds one (`Telemetry.event`)."""
         event = make(t=self.clock.now(), wall=self.clock.wall(), **fields)
         self.emit(event)
+        return event
+
+    def emit_reading(self, reading: Telemetry, **fields: Any) -> TelemetryEvent:
+        """`emit_now` of a device's reading (`Telemetry.event`), its system load's change
+        time pinned (`_pinned`)."""
+        return self.emit_now(functools.partial(self._pinned, reading), **fields)
+
+    def _pinned(self, reading: Telemetry, **fields: Any) -> TelemetryEvent:
+        """`reading`'s event, saying the session time the first reading of its system-load
+        change said: each works it out from its own t and wall, two clocks read apart, and it
+        moved by ~0.1 µs from one reading to the next, so that each looked like a change of
+        its own (the refresh interval came out as the reads' interval, the load was never
+        stale, and the live figures made their steps again whenever one moved back)."""
+        event = reading.event(**fields)
+        changed, at = reading.load_changed_wall, event.load_changed_t
+        if changed is None or at is None:
+            return event
+        if self._load_change is not None and self._load_change[0] == changed:
+            return dataclasses.replace(event, load_changed_t=self._load_change[1])
+        self._load_change = (changed, at)
         return event
 
     def close(self) -> None:
@@ -120,7 +144,7 @@ async def read_telemetry(
     except DeviceError:
         return None
     if reading is not None:
-        pipeline.emit_now(reading.event, source=source, arm=arm)
+        pipeline.emit_reading(reading, source=source, arm=arm)
     return reading
 
 
@@ -170,7 +194,7 @@ async def poll_power(
                 _emit_gap(pipeline, source, arm_of(), "end", POWER_BACK)
                 in_gap = False
             if reading is not None:
-                pipeline.emit_now(reading.event, source=source, arm=arm_of())
+                pipeline.emit_reading(reading, source=source, arm=arm_of())
             dropped = device.power_warnings > warned
             if dropped and not dropping:
                 note = (

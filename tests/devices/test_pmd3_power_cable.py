@@ -6,6 +6,7 @@ the system load the plugged run withholds them, as before."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from anemon.analysis.summary import ArmSummary, summarize
 from anemon.cli import main
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.ticker import advance
+from anemon.events import TelemetryEvent
 from anemon.simulator import SimConfig, SimulatedIPhone
 from tests.devices.helpers import BUNDLE, PhoneThread
 from tests.devices.test_virtual_several import OLD_IOS, plan_text
@@ -22,8 +24,9 @@ from tests.devices.test_virtual_several import UDID_A as UDID
 
 SIM_SPEED = 100.0
 """Simulated seconds per real second: the 300 s arm is a few seconds of real time."""
-REFRESH_S = 20.0
-"""How often the virtual phone refreshes its system load (simulated seconds)."""
+REFRESH_S = 40.0
+"""How often the virtual phone refreshes its system load (simulated seconds): 0.4 real
+seconds, two of the host's reads."""
 POWER_S = 0.2
 """How often the host reads the phone (real seconds): the load must be read through every span
 with no gap over twice that (`LoadSteps.through`), so a stall of the test's process must
@@ -47,8 +50,24 @@ def run_on(
         thread.spawn(advance([sim], SIM_SPEED, tick_s=0.02))
         assert main(["run", str(plan), "--headless", "--record", str(record)]) == 0
     (loaded,) = load_sessions([record])
+    _one_time_a_change(list(loaded.session.telemetry))
     (summary,) = summarize(loaded.session)
     return summary
+
+
+def _one_time_a_change(readings: list[TelemetryEvent]) -> None:
+    """Every reading of one system-load change says when it changed alike (`Pipeline.
+    emit_reading`): readings whose three values are those of the reading before carry its
+    time; each new value a later one."""
+    loads = [r for r in readings if r.load_w is not None]
+    for before, reading in itertools.pairwise(loads):
+        same = (reading.load_w, reading.power_in_w, reading.battery_power_w) == (
+            before.load_w, before.power_in_w, before.battery_power_w)  # fmt: skip
+        assert before.load_changed_t is not None and reading.load_changed_t is not None
+        if same:
+            assert reading.load_changed_t == before.load_changed_t, (before, reading)
+        else:
+            assert reading.load_changed_t > before.load_changed_t, (before, reading)
 
 
 def test_plugged_and_unplugged_runs_agree_on_j_per_token_from_the_system_load(
@@ -58,7 +77,7 @@ def test_plugged_and_unplugged_runs_agree_on_j_per_token_from_the_system_load(
     battery = run_on(tmp_path, monkeypatch, plugged=False, system_load_s=REFRESH_S)
     assert plugged.energy_source == "system load" and battery.energy_source == "battery"
     assert plugged.energy_note is not None
-    assert plugged.energy_note.startswith("from the phone's system load (plugged in; refreshed")
+    assert plugged.energy_note == "from the phone's system load (plugged in; refreshed every 0.4 s)"
     assert battery.energy_note is None
     # J/token before its rounding to four decimals: the session's seconds are real ones, so a
     # phone sped up 100 times spends 1/100 of its joules per token in them

@@ -9,13 +9,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from anemon.analysis.system_load import LoadSteps
+from anemon.devices.base import Telemetry
 from anemon.devices.pmd3 import Pmd3Device, power_from
 from anemon.devices.pmd3.power import LoadChanges, SystemLoad, system_load_from
 from anemon.devices.virtual import VirtualIPhone
 from anemon.devices.virtual.__main__ import parse_args
 from anemon.devices.virtual.diagnostics import SystemLoadData, power_telemetry
+from anemon.pipeline import Pipeline
 from tests.devices.helpers import BUNDLE, TIMEOUT_S, StandInPhone
 
 REFRESH_S = 20.0
@@ -77,6 +81,48 @@ def test_any_of_the_three_changing_is_a_change() -> None:
     changes = LoadChanges()
     changes.seen(SystemLoad(2.0, 5.0, 3.0), 1.0)
     assert changes.seen(SystemLoad(2.0, 5.0, 2.9), 2.0) == 2.0
+
+
+class DriftingClock:
+    """A session clock and a wall clock read apart: their offset moves by a few tenths of a
+    microsecond from one reading to the next, as a real host's do."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        self.t += 1.0
+        return self.t
+
+    def wall(self) -> float:
+        return 1_000.0 + self.t + 1e-7 * ((self.t * 7) % 5)
+
+    async def sleep(self, seconds: float) -> None:
+        raise AssertionError("nothing waits here")
+
+
+def test_the_readings_of_one_change_say_one_time_whatever_the_clocks() -> None:
+    """Each reading works the change's session time out from its own t and wall; the pipeline
+    pins it to what the first reading of the change said, so the figures see one change, its
+    refresh interval and its age (LoadSteps) as the phone made them."""
+    pipeline = Pipeline(clock=DriftingClock())
+    seen = []
+    for changed_wall, watts, reads in ((1_000.5, 2.0, 5), (1_005.5, 3.0, 5), (1_010.5, 3.5, 4)):
+        for _ in range(reads):
+            reading = Telemetry(load_w=watts, load_changed_wall=changed_wall)
+            seen.append(pipeline.emit_reading(reading, source="pymobiledevice3:power"))
+    said = [event.load_changed_t for event in seen]
+    assert said == [said[0]] * 5 + [said[5]] * 5 + [said[10]] * 4
+    assert said[0] == pytest.approx(0.5) and said[5] == pytest.approx(5.5)
+    t = np.array([e.t for e in seen])
+    steps = LoadSteps.of(t, np.array([e.load_w for e in seen]), np.array(said, dtype=float))
+    assert steps.w.tolist() == [2.0, 3.0, 3.5] and steps.refresh_s == pytest.approx(5.0)
+    # each reading as it works it out alone: ~0.1 µs apart, more changes than there were
+    walls = [1_000.5] * 5 + [1_005.5] * 5 + [1_010.5] * 4
+    own = [Telemetry(load_w=e.load_w, load_changed_wall=wall).event(t=e.t, wall=e.wall, source="x")
+           for e, wall in zip(seen, walls, strict=True)]  # fmt: skip
+    alone = np.array([e.load_changed_t for e in own], dtype=float)
+    assert len(LoadSteps.of(t, steps.w.repeat([5, 5, 4]), alone).t) > 3
 
 
 def test_the_virtual_phone_publishes_its_power_held_for_a_refresh() -> None:
