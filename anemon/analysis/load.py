@@ -19,7 +19,7 @@ from anemon.recording.reader import (
     open_source,
     paused_gc,
 )
-from anemon.store import Series, Session
+from anemon.store import Session
 from anemon.store.session import battery_codes
 
 BENCH_KINDS = ("start", "load", "trial", "idle", "end", "error")
@@ -166,16 +166,8 @@ def add_trials(session: Session, run: TrialRun) -> None:
     arm.battery_state.extend(battery_codes(states))
     for series, name in ((session.thermal, "thermal"), (session.battery, "battery"),
                          (session.free_gb, "free_gb")):  # fmt: skip
-        _extend(series, t, fields.get(name))
+        if (read := fields.get(name)) is not None:
+            series.extend_present(t, read)
     last = next((state for state in reversed(states) if state is not None), None)
     if last is not None:
         session.battery_state = last
-
-
-def _extend(series: Series, t: np.ndarray, values: np.ndarray | None) -> None:
-    """Series.append for each present value."""
-    if values is None or not series.kept:
-        return
-    present = ~np.isnan(values)
-    series.t.frombytes(np.ascontiguousarray(t[present], dtype=float).tobytes())
-    series.value.frombytes(np.ascontiguousarray(values[present], dtype=float).tobytes())

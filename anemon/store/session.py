@@ -93,6 +93,13 @@ class Series:
             self.t.extend(pairs[0])
             self.value.extend(pairs[1])
 
+    def extend_present(self, t: np.ndarray, values: np.ndarray) -> None:
+        """`append` for each value not NaN, a column at a time (a raw log's TRIAL runs)."""
+        if self.kept:
+            present = ~np.isnan(values)
+            self.t.frombytes(np.ascontiguousarray(t[present], dtype=float).tobytes())
+            self.value.frombytes(np.ascontiguousarray(values[present], dtype=float).tobytes())
+
     def release(self) -> None:
         """Let go of the values held, keeping their count (`Readings.release`, for the
         battery's readings of a whole-file command's figures)."""
