@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 
-from anemon.analysis.growing import Column, GapMedian, TimeSeries
+from anemon.analysis.growing import _SPREAD, Column, GapMedian, TimeSeries
 from anemon.analysis.summary import (
     Energy,
     EnergyReadings,
@@ -73,6 +73,33 @@ def test_a_column_doubles_when_full_and_leaves_its_views_as_they_were() -> None:
     before = column.view
     column.append(-1.0)
     assert before.tolist() == [float(v) for v in range(1000)]
+
+
+def test_a_big_column_keeps_every_value_and_view_while_its_copy_is_spread() -> None:
+    rng = random.Random(3)
+    column, expected, views = Column(), [], []
+    while len(expected) < 5 * _SPREAD:  # three doublings past the spread's size
+        if rng.random() < 0.5:
+            column.append(float(len(expected)))
+            expected.append(float(len(expected)))
+        else:
+            more = np.arange(len(expected), len(expected) + rng.choice((1, 7, 300, 9000)))
+            column.extend(more.astype(float))
+            expected.extend(more.astype(float).tolist())
+        views.append(column.view)
+    assert column.view.tolist() == expected
+    assert all(view.tolist() == expected[: len(view)] for view in views[::97])
+
+
+def test_a_full_big_column_has_its_next_buffer_filled_already() -> None:
+    column = Column(np.zeros(_SPREAD))  # its buffer: twice that
+    for value in range(_SPREAD):
+        column.append(float(value))
+        moved = column._moved  # what the next buffer holds: four for each past 3/4 full
+        assert moved == max(0, min(len(column), 4 * (len(column) - 3 * _SPREAD // 2)))
+    assert len(column) == column.capacity == column._moved  # the doubling copies nothing more
+    column.append(-1.0)
+    assert column.view.tolist() == [0.0] * _SPREAD + [float(v) for v in range(_SPREAD)] + [-1.0]
 
 
 def test_an_out_of_order_reading_makes_new_buffers_leaving_the_old_views() -> None:
