@@ -14,6 +14,7 @@ from textual.widgets import Static
 from anemon.feeds.runs import Run
 from anemon.store import Session
 from anemon.text import printable
+from anemon.ui import steady
 from anemon.ui.status import SEPARATOR, phase_text, power_text, thermal_text
 
 TAB_KEYS_HELP = "Previous or next phone (when the tab bar has focus)"
@@ -65,4 +66,4 @@ class Overview(Static):
             return
         self.drawn = key
         lines = [overview_line(r.label, r.feed.session, r.feed.reads_power) for r in self.runs]
-        self.update(Text("\n").join(lines))
+        steady.update(self, Text("\n").join(lines))

@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from anemon.events import RecordEvent, TelemetryEvent, thermal_name
 from anemon.store import Session
+from anemon.ui import steady
 from anemon.ui.series import charging_text, clock
 
 _THERMAL_STYLES = ("green", "yellow", "bold dark_orange", "bold red")
@@ -228,8 +229,8 @@ class StatusLine(Static):
         self.note: str | None = None
         """The app's last word on the run (`status_text`'s `note`)."""
         self.drawn: tuple[object, ...] | None = None
-        self.shape: tuple[int, int] | None = None
-        """(width, lines) of the last text: the same again needs no new layout."""
+        self.packed_at = 0
+        """The width the last text's parts were packed into lines for."""
         self.session: Session | None = None
 
     def show(self, session: Session) -> None:
@@ -241,13 +242,11 @@ class StatusLine(Static):
             text = status_text(session, self.feed_title, self.tag, width or None,
                                self.reads_power, held=held, note=self.note,
                                waiting=waiting)  # fmt: skip
-            # new watts every second: lay the screen out again only if the height changes
-            shape = (width, len(text.wrap(self.app.console, width))) if width else None
-            self.update(text, layout=shape is None or shape != self.shape)
-            self.shape = shape
+            steady.update(self, text)  # new watts every second, mostly on as many lines
+            self.packed_at = width
 
     def on_resize(self) -> None:
         """A new width: the parts are packed again at once (a paused replay sends no data)."""
-        if self.session is not None and (self.shape or (0, 0))[0] != self.content_size.width:
+        if self.session is not None and self.packed_at != self.content_size.width:
             self.drawn = None
             self.show(self.session)

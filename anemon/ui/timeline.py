@@ -14,6 +14,7 @@ from anemon.events import AlertEvent, Event, MarkerEvent, PreflightEvent
 from anemon.feeds import ReplayControls
 from anemon.store import Session
 from anemon.text import printable
+from anemon.ui import steady
 from anemon.ui.series import bar, clock, speed_text
 
 ALERT_MARK = "⚠"
@@ -137,4 +138,4 @@ class Timeline(Static):
             return
         if text.plain != self.shown:
             self.shown = text.plain
-            self.update(text)
+            steady.update(self, text)  # a replay playing moved it at every round

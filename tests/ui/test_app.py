@@ -64,6 +64,31 @@ async def test_plus_and_minus_change_the_speed_shown(make_app: MakeApp) -> None:
         assert app.feed.replay.speed == 0.5
 
 
+async def test_the_timeline_moving_asks_no_layout_of_the_screen(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")  # paused: only the keys below move it
+        timeline = app.query_one(Timeline)
+        await pilot.pause()
+        region = timeline.region
+        layouts: list[bool] = []
+        update = timeline.update
+        monkeypatch.setattr(timeline, "update", lambda text, layout=True: layouts.append(layout)
+                            or update(text, layout=layout))  # fmt: skip
+        for key in ("home", "end", "plus"):
+            shown = timeline.shown
+            await pilot.press(key)
+            await pilot.pause()
+            assert timeline.shown != shown
+            assert timeline.render_line(0).text.strip() == timeline.shown.strip()
+        # one row as wide as the screen, whatever it says: a replay playing moved it every
+        # round, and each move laid the whole screen out again
+        assert layouts == [False, False, False]
+        assert timeline.region == region
+
+
 async def test_a_speed_key_leaves_the_charts_their_turns_and_a_seek_draws_them_all(
     make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:

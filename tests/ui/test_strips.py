@@ -3,6 +3,9 @@ scale; never one sparkline of every arm under the current one's name."""
 
 from __future__ import annotations
 
+import pytest
+from textual.widgets import Label
+
 from anemon.events import TrialEvent
 from anemon.ui.app import Dashboard
 from anemon.ui.charts.strips import Strip
@@ -50,7 +53,12 @@ async def test_each_arm_has_its_own_strip_with_its_own_figure_and_scale(
     assert gpu[0].endswith(" 13.0–14.0") and gpu[1].endswith(" tok/s")
 
 
-async def test_one_arm_leaves_the_second_strip_without_a_row(make_app: MakeApp) -> None:
+async def test_one_arm_leaves_the_second_strip_without_a_row_and_a_figure_lays_nothing_out(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One arm: the second decode strip takes no row. A live trial changes each strip's
+    figure, not its size: the strips' labels are set without a layout of the screen, and show
+    the new figure; the second arm's strip, whose labels gain their lines, is laid out."""
     feed = live_feed()
     feed.pipeline.emit(TrialEvent(t=1.0, wall=1.0, arm="a", trial=1, decode_tps=50.0))
     app = make_app("compact", feed=feed)
@@ -60,3 +68,20 @@ async def test_one_arm_leaves_the_second_strip_without_a_row(make_app: MakeApp) 
         await pilot.pause()
         assert app.query_one("#strip-decode-0", Strip).region.height == 2
         assert app.query_one("#strip-decode-1", Strip).region.height == 0
+        layouts: list[bool] = []
+        for label in app.query("Strip Label").results(Label):
+            update = label.update
+            monkeypatch.setattr(label, "update", lambda text, layout=True, u=update:
+                                layouts.append(layout) or u(text, layout=layout))  # fmt: skip
+        feed.pipeline.emit(TrialEvent(t=2.0, wall=2.0, arm="a", trial=2, decode_tps=53.5))
+        app.redraw(force=True)
+        await pilot.pause()
+        assert layouts and not any(layouts)
+        rows = screen_rows(app, app.query_one("#strip-decode-0", Strip))
+        assert rows[1].startswith("decode 53.5 tok/s ") and rows[0].endswith(" 50.0–53.5")
+        layouts.clear()
+        feed.pipeline.emit(TrialEvent(t=3.0, wall=3.0, arm="b", trial=1, decode_tps=13.0))
+        app.redraw(force=True)
+        await pilot.pause()
+        assert True in layouts  # the second arm's strip: from no text to two lines
+        assert app.query_one("#strip-decode-1", Strip).region.height == 2

@@ -20,6 +20,7 @@ from textual_plot.plot_widget import FloatScalar, LinePlot
 
 from anemon.events import THERMAL_NAMES
 from anemon.store import Session
+from anemon.ui import steady
 from anemon.ui.charts.axes import (
     LABEL_WIDTH,
     MIN_TICK_ROWS,
@@ -45,7 +46,6 @@ from anemon.ui.charts.plotlib import (
     canvas_stale,
     hold_refreshes,
     release_refreshes,
-    text_widths,
 )
 from anemon.ui.charts.specs import CHARTS, REF, ChartSpec, Line, dimmed, elapsed, trials
 from anemon.ui.overlay import Overlay
@@ -184,7 +184,6 @@ class Chart(PlotBase, can_focus=False):
         """The braille dots of the segments drawn lately (`line_dots`)."""
         self.line_cells = LineCells()
         self._short_text: tuple[object, ...] | None = None
-        self._short_rows: tuple[int, int, int] | None = None
         """The text form's rows and the size it was laid out for, at its last update."""
         self.plotted = False
         """The last draw had points (an empty chart's axes are textual-plot's own 0-1)."""
@@ -404,16 +403,11 @@ class Chart(PlotBase, can_focus=False):
             width, height = self.content_size.width - 2, self.content_size.height  # padding
             shown = (tuple(self.latest), width, height)
             if shown != self._short_text:  # the same words again: nothing to repaint
-                said = latest_text(self.latest, width, height, self.spec.empty)
-                cells = text_widths(said)
-                rows = len(cells), width, height
-                fits = max(cells) <= width
-                # as many rows at the same size, none wrapped: the text's height is the
-                # same, so the screen needs no new layout (a relayout per new value was
-                # most of a 13-arm session's redraw, bench/long_session.py)
-                same = fits and rows == self._short_rows
-                self._short_text, self._short_rows = shown, rows if fits else None
-                self.query_one(".latest", Static).update(said, layout=not same)
+                self._short_text = shown
+                # a relayout per new value was most of a 13-arm session's redraw
+                # (bench/long_session.py)
+                steady.update(self.query_one(".latest", Static), latest_text(
+                    self.latest, width, height, self.spec.empty))  # fmt: skip
         return short
 
     def place_legend(self) -> None:

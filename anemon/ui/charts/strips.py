@@ -15,6 +15,7 @@ from textual.widgets import Label, Sparkline
 from anemon.events import THERMAL_NAMES
 from anemon.store import Session
 from anemon.store.session import ArmSeries
+from anemon.ui import steady
 from anemon.ui.series import column, decimate
 
 ARM_STRIPS = 2
@@ -81,8 +82,11 @@ class Strip(Horizontal):
             return False
         self.drawn = key
         values = values[~np.isnan(values)]
-        self.query_one(".label", Label).update(Text(label, no_wrap=True, overflow="ellipsis"))
-        self.query_one(".scale", Label).update(Text("" if shown is None else scale(shown, values)))
+        named = Text(label, no_wrap=True, overflow="ellipsis")
+        ranged = Text("" if shown is None else scale(shown, values))
+        # each trial's new figure, not a new size (the labels' widths are the CSS's above)
+        steady.update(self.query_one(".label", Label), named)
+        steady.update(self.query_one(".scale", Label), ranged)
         # the sparkline buckets by max: hand it per-column extremes, not 100k points
         _, y = decimate(np.arange(len(values), dtype=float), values, max(spark.size.width, 1))
         spark.data = y.tolist()
