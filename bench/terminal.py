@@ -5,6 +5,9 @@ processes in tmux panes, measured the user's way.
    (/proc/PID/stat utime + stime) over each window: idle (no new lines; target 0.2 % of a
    core), then a TRIAL line appended every 4.5 s (target 0.5 %), and from the two the CPU a
    trial costs (target 10 ms).
+   And of `anemon replay` of the 10,000-trial recording playing at 1x (120x40, from 5 s in):
+   no target of its own in the issue; held to a live watch's with power every second (1 %),
+   which it resembles (a trial and a power reading every 4.5 s, the clock every second).
 2. CPU of `anemon watch --device pymobiledevice3` against the virtual iPhone
    (`python -m anemon.devices.virtual`), device power read every 1 s and the app's trials
    mirrored as they come (target 1 % of a core; the virtual iPhone's own CPU is not counted).
@@ -21,9 +24,12 @@ Each figure is printed with its runs, their spread, the target and met/MISSED. T
 load average is printed first: on a loaded machine the ticks still count this process's work,
 the key latencies much less so. Needs tmux (and Linux's /proc).
 
-Run: .venv/bin/python bench/terminal.py [--quick] [--only cpu|device|keys|quit]
-The full run takes ~11 minutes (3 runs of 45 s windows, 2 of the device, 5 presses per key,
-5 quits of each), --quick ~3 (one run of 20 s windows, 3 presses per key, 3 quits).
+`--code DIR`: the commands run another checkout's anemon (a before/after; the virtual iPhone
+and the recordings stay this checkout's).
+
+Run: .venv/bin/python bench/terminal.py [--quick] [--only cpu|device|keys|quit] [--code DIR]
+The full run takes ~14 minutes (3 runs of 45 s windows, 2 of the device, 5 presses per key,
+5 quits of each), --quick ~4 (one run of 20 s windows, 3 presses per key, 3 quits).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import tmux
 from dashboard import ARMS, events  # the pilot bench's arms and trials
 from tmux import ROOT, Pane, anemon, cpu_s
 
@@ -158,6 +165,18 @@ def cpu_watch(tmp: Path, window_s: float) -> tuple[float, float, float]:
     return 100 * idle / window_s, 100 * busy / window_s, 1000 * per_trial
 
 
+def cpu_replay(tmp: Path, window_s: float) -> float:
+    """One run: % of a core of a replay of the 10,000-trial recording playing at 1x."""
+    rec = recording(tmp)
+    command = anemon("replay", str(rec), "--layout", "default", "--speed", "1")
+    with Pane(command, (120, 40), tmp) as pane:
+        pane.settled(quiet_s=0.0, has="arm")
+        time.sleep(5.0)  # past the start-up's reading of the rest (`replay.START_AFTER_S`)
+        start = cpu_s(pane.pid)
+        time.sleep(window_s)
+        return 100 * (cpu_s(pane.pid) - start) / window_s
+
+
 def cpu_device(tmp: Path, window_s: float) -> tuple[float, int]:
     """One run: % of a core of `watch --device pymobiledevice3` with power every 1 s, and the
     trials its mirror got meanwhile."""
@@ -217,8 +236,11 @@ def keys_in(pane: Pane, where: str, keys: Sequence[str], times: int) -> list[Pre
 
 
 def recording(tmp: Path) -> Path:
-    """A 10,000-trial recording (the pilot bench's trials, a power reading before each)."""
+    """A 10,000-trial recording (the pilot bench's trials, a power reading before each), made
+    once for every part that replays it."""
     path = tmp / "bench.jsonl"
+    if path.exists():
+        return path
     with Recorder(path, make_header(source="bench/terminal.py")) as recorder:
         for event in events(PER_ARM, with_power=True):
             recorder.write(event)
@@ -274,7 +296,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one run of 20 s, 3 presses a key")
     parser.add_argument("--only", choices=("cpu", "device", "keys", "quit"), action="append",
                         help="run only these parts (repeatable)")  # fmt: skip
+    parser.add_argument("--code", type=Path, help="run another checkout's anemon")
     args = parser.parse_args()
+    if args.code is not None:
+        tmux.CODE = args.code.resolve()
     if shutil.which("tmux") is None or not Path("/proc/self/stat").exists():
         raise SystemExit("bench/terminal.py needs tmux and /proc (Linux)")
     parts = set(args.only or ("cpu", "device", "keys", "quit"))
@@ -290,7 +315,9 @@ def main() -> None:
                 Runs(f"{what}, idle", [g[0] for g in got], 0.2, "% of a core"),
                 Runs(f"{what}, a trial every 4.5 s", [g[1] for g in got], 0.5, "% of a core"),
                 Runs(f"{what}, CPU per trial", [g[2] for g in got], 10, "ms"),
-            ]
+                Runs(f"`anemon replay REC --speed 1` at 120x40, playing, {window_s:g} s windows",
+                     [cpu_replay(tmp, window_s) for _ in range(runs)], 1.0, "% of a core"),
+            ]  # fmt: skip
         if "device" in parts:
             # two runs in the full bench (the phone's start-up is most of a run's minute)
             got_device = [cpu_device(tmp, window_s) for _ in range(min(runs, 2))]

@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CODE = ROOT
+"""The checkout whose anemon the panes run: this one, or another's for a before/after
+(`bench/terminal.py --code DIR`)."""
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 """One tick of /proc/PID/stat's utime and stime."""
 
@@ -59,7 +62,7 @@ class Pane:
     ) -> None:
         self.socket = f"anemon-bench-{os.getpid()}-{id(self)}"
         base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
-        base |= {"PYTHONPATH": str(ROOT), "TERM": "xterm-256color"} | (env or {})
+        base |= {"PYTHONPATH": str(CODE), "TERM": "xterm-256color"} | (env or {})
         # exec: the pane's process is the command itself, whose ticks are what is measured
         line = "exec " + shlex.join(command)
         subprocess.run(
