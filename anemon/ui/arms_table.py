@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker, WorkerState
@@ -117,6 +120,12 @@ OFF_LOOP_TRIALS = 5_000
 """An arm with more trials than this is summarized in a thread when asked `off_loop` (the
 dashboard): its summary takes ~0.2 ms per 1,000 trials, which on the event loop would hold
 the keys and the screen (100k trials: ~20-30 ms)."""
+SUMMARY_GAP_S = 1.0
+"""An arm summarized in a thread is summarized there again at most this often, unless a
+draw is forced (a seek, a new layout). A replay at `max` grew its arm at every round, so a
+summary always ran beside the loop, which then waited for the GIL: its longest holds were
+~50 ms against ~30 without (bench/dashboard.py's probe). Once a second is as often as a
+row can be read; a live arm's trials come every few seconds."""
 
 
 def frozen_copy(arm: ArmSeries, rows: int) -> ArmSeries:
@@ -229,6 +238,10 @@ class ArmsTable(DataTable, can_focus=False):
         self.failed: set[str] = set()
         """Arms whose summary raised: their rows stay as they were (said once, not retried
         for this session)."""
+        self.summarized_at: dict[str, float] = {}
+        """When each arm's last summary in a thread began (`time.monotonic`)."""
+        self.look_again: Timer | None = None
+        """Set while an arm waits out its SUMMARY_GAP_S: `show` again when it is up."""
         self.with_process = False
         """Some arm has a process figure: the PROCESS_COLUMNS are shown (else all n/a)."""
 
@@ -288,17 +301,19 @@ class ArmsTable(DataTable, can_focus=False):
             self.add_row(*(row[column] for column in fitted), key=name)
         return True
 
-    def show(self, session: Session, *, off_loop: bool = False) -> None:
+    def show(self, session: Session, *, off_loop: bool = False, hurry: bool = False) -> None:
         """Summarize only the arms that changed (a summary costs milliseconds per 100k trials);
         new host readings alone recompute only the energy figures, and not those of an arm
         they cannot change (`EnergyReadings.settled`). `off_loop`: an arm of more
-        than OFF_LOOP_TRIALS trials is summarized in a thread worker, its row put when done.
+        than OFF_LOOP_TRIALS trials is summarized in a thread worker, its row put when done,
+        and again at most every SUMMARY_GAP_S (`hurry`: now, for a forced draw).
         Only the latest SHOWN_ARMS arms are listed, the first row saying how many are not."""
         if id(session) != self.session_id:
             self.session_id = id(session)
             self.shown.clear()
             self.pending.clear()
             self.failed.clear()
+            self.summarized_at.clear()
             self.samples = EnergyReadings()
             self.rows_shown.clear()
             self.changed.clear()
@@ -331,7 +346,8 @@ class ArmsTable(DataTable, can_focus=False):
                 self._keep(session, result)
                 continue
             if off_loop and len(arm) > OFF_LOOP_TRIALS:
-                self._summarize_off_loop(session, name, arm, key, readings, known)
+                if hurry or not self._too_soon(name):
+                    self._summarize_off_loop(session, name, arm, key, readings, known)
                 continue
             spans, summary = summarize(arm, self.samples, known, key)
             self._keep(session, _Summarized(session, name, key, readings, spans, summary))
@@ -349,11 +365,27 @@ class ArmsTable(DataTable, can_focus=False):
             self.pending.discard(name)
         self.rebuild = True
 
+    def _too_soon(self, name: str) -> bool:
+        """The arm was summarized in a thread less than SUMMARY_GAP_S ago: `show` is called
+        again when the gap is up (no new data may come: a replay that just ended)."""
+        wait = self.summarized_at.get(name, -math.inf) + SUMMARY_GAP_S - time.monotonic()
+        if wait <= 0:
+            return False
+        if self.look_again is None:
+            self.look_again = self.set_timer(wait, self._look_again)
+        return True
+
+    def _look_again(self) -> None:
+        self.look_again = None
+        if self.session is not None:
+            self.show(self.session, off_loop=True)
+
     def _summarize_off_loop(
         self, session: Session, name: str, arm: ArmSeries, key: _Key, readings: ReadingsMark,
         known: _Shown | None,
     ) -> None:  # fmt: skip
         self.pending.add(name)
+        self.summarized_at[name] = time.monotonic()
         energy_only = known is not None and known.key == key
         rows = len(arm)
         samples = frozen_samples(self.samples)

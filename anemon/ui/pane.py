@@ -163,7 +163,7 @@ class RunPane:
         if scheduler.table_due(force, rows_version(session)):
             for table in panels.tables:
                 if is_shown(table):  # a big arm's summary in a thread: the keys answer
-                    table.show(session, off_loop=True)
+                    table.show(session, off_loop=True, hurry=force)
         for strip in panels.strips:
             if is_shown(strip):
                 strip.draw(session)

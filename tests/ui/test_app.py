@@ -147,6 +147,36 @@ async def test_seeking_to_the_start_empties_the_panels_and_to_the_end_fills_them
         assert app.query_one("#arms", ArmsTable).row_count == 2
 
 
+async def test_a_seek_summarizes_a_big_arm_at_once_whatever_its_gap(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arms summarized in a thread wait SUMMARY_GAP_S between two summaries, but not after a
+    seek: the arm's new trials show at once."""
+    from anemon.ui import arms_table
+
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 0)  # every arm in a worker
+    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", 3600.0)
+    app = make_app()
+    replay = app.feed.replay
+    trials = [e for e in replay.events if isinstance(e, TrialEvent)]
+    replay.seek(trials[5].t - replay.start)  # the first arm's sixth trial
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")  # paused: only the key moves it
+        table = app.query_one("#arms", ArmsTable)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        arm = "minicpm5_1b_ane_pal8"
+        before = table.get_row(arm)[1].plain
+        session = app.feed.session
+        await pilot.press("shift+right")  # +60 s
+        assert app.feed.session is session  # a seek forward: the same session, more trials
+        for _ in range(20):  # the workers the seek started, then their rows
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        after = table.get_row(arm)[1].plain  # timed trials
+        assert before == "5" and int(after) > 5
+
+
 async def test_end_after_home_shows_the_screen_end_showed(make_app: MakeApp) -> None:
     """The second End takes up the session Home left (`Replayer.seek`): nothing on the screen
     may tell the two apart."""

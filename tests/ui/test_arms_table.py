@@ -7,6 +7,7 @@ import gc
 import numpy as np
 import pytest
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 
 from anemon.analysis.summary import EnergyReadings
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
@@ -193,6 +194,7 @@ async def test_a_big_arm_is_summarized_off_the_loop_with_the_same_figures(
     put when the worker is done, with the figures the synchronous path gives; trials that
     came while it ran are summarized next, so the row ends with the latest data."""
     monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
+    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", 0.0)  # the re-check at once
     app = Tables()
     async with app.run_test(size=(120, 20)) as pilot:
         session = Session.from_events([*EVENTS, trial(45, "unread")])
@@ -215,6 +217,65 @@ async def test_a_big_arm_is_summarized_off_the_loop_with_the_same_figures(
         assert rows(wide) == rows(reference)
         assert column(wide, "unread", "trials") == "4"
         assert brief.row_count == 0  # each table keeps its own rows
+
+
+async def summarized(app: Tables, pilot: Pilot[None], table: ArmsTable) -> None:
+    """Every worker done and its row put (each result may start the next look)."""
+    for _ in range(20):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not table.pending:
+            return
+    raise AssertionError(f"still summarizing {table.pending}")
+
+
+async def test_a_big_arm_is_summarized_in_a_thread_again_only_after_a_gap_or_when_hurried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replay at max grew its arm at every round, so a summary always ran beside the loop.
+    Within SUMMARY_GAP_S of the last, the arm waits (its row as it was); a forced draw
+    (`hurry`: a seek) summarizes it at once."""
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
+    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", 3600.0)
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([*EVENTS, trial(81, "unread")])
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session, off_loop=True)
+        await summarized(app, pilot, table)
+        assert column(table, "unread", "trials") == "3"
+        session.add(trial(91, "unread"))
+        table.show(session, off_loop=True)
+        assert not table.pending and table.look_again is not None  # within the gap: waits
+        await pilot.pause()
+        assert column(table, "unread", "trials") == "3"
+        table.show(session, off_loop=True, hurry=True)
+        assert table.pending == {"unread"}
+        await summarized(app, pilot, table)
+        assert column(table, "unread", "trials") == "4"
+
+
+async def test_an_arm_that_waited_out_its_gap_is_summarized_with_no_new_data(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The last trials of a replay that then ends (no draw comes after): the table looks
+    again when the gap is up, by itself."""
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
+    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", 0.2)
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([*EVENTS, trial(81, "unread")])
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session, off_loop=True)
+        await summarized(app, pilot, table)
+        session.add(trial(91, "unread"))
+        table.show(session, off_loop=True)  # too soon: nothing shows it again after this
+        for _ in range(100):  # the gap's timer, then the worker (at most ~10 s)
+            await pilot.pause(0.1)
+            if column(table, "unread", "trials") == "4":
+                break
+        assert column(table, "unread", "trials") == "4"
+        assert table.look_again is None
 
 
 async def test_a_worker_of_a_session_no_longer_shown_is_ignored(
