@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import numpy as np
 import pytest
@@ -219,14 +221,34 @@ async def test_a_big_arm_is_summarized_off_the_loop_with_the_same_figures(
         assert brief.row_count == 0  # each table keeps its own rows
 
 
-async def summarized(app: Tables, pilot: Pilot[None], table: ArmsTable) -> None:
+async def summarized(pilot: Pilot[None], table: ArmsTable) -> None:
     """Every worker done and its row put (each result may start the next look)."""
     for _ in range(20):
-        await app.workers.wait_for_complete()
+        await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         if not table.pending:
             return
     raise AssertionError(f"still summarizing {table.pending}")
+
+
+@asynccontextmanager
+async def waiting_arm(
+    monkeypatch: pytest.MonkeyPatch, gap_s: float
+) -> AsyncIterator[tuple[Pilot[None], ArmsTable, Session]]:
+    """A table whose big arm "unread" was summarized in a thread (3 trials shown), then got a
+    fourth trial and was shown again within `gap_s` of that summary."""
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
+    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", gap_s)
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([*EVENTS, trial(81, "unread")])
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session, off_loop=True)
+        await summarized(pilot, table)
+        assert column(table, "unread", "trials") == "3"
+        session.add(trial(91, "unread"))
+        table.show(session, off_loop=True)
+        yield pilot, table, session
 
 
 async def test_a_big_arm_is_summarized_in_a_thread_again_only_after_a_gap_or_when_hurried(
@@ -235,23 +257,13 @@ async def test_a_big_arm_is_summarized_in_a_thread_again_only_after_a_gap_or_whe
     """A replay at max grew its arm at every round, so a summary always ran beside the loop.
     Within SUMMARY_GAP_S of the last, the arm waits (its row as it was); a forced draw
     (`hurry`: a seek) summarizes it at once."""
-    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
-    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", 3600.0)
-    app = Tables()
-    async with app.run_test(size=(120, 20)) as pilot:
-        session = Session.from_events([*EVENTS, trial(81, "unread")])
-        table = app.query_one("#wide", ArmsTable)
-        table.show(session, off_loop=True)
-        await summarized(app, pilot, table)
-        assert column(table, "unread", "trials") == "3"
-        session.add(trial(91, "unread"))
-        table.show(session, off_loop=True)
+    async with waiting_arm(monkeypatch, 3600.0) as (pilot, table, session):
         assert not table.pending and table.look_again is not None  # within the gap: waits
         await pilot.pause()
         assert column(table, "unread", "trials") == "3"
         table.show(session, off_loop=True, hurry=True)
         assert table.pending == {"unread"}
-        await summarized(app, pilot, table)
+        await summarized(pilot, table)
         assert column(table, "unread", "trials") == "4"
 
 
@@ -260,16 +272,7 @@ async def test_an_arm_that_waited_out_its_gap_is_summarized_with_no_new_data(
 ) -> None:
     """The last trials of a replay that then ends (no draw comes after): the table looks
     again when the gap is up, by itself."""
-    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
-    monkeypatch.setattr(arms_table, "SUMMARY_GAP_S", 0.2)
-    app = Tables()
-    async with app.run_test(size=(120, 20)) as pilot:
-        session = Session.from_events([*EVENTS, trial(81, "unread")])
-        table = app.query_one("#wide", ArmsTable)
-        table.show(session, off_loop=True)
-        await summarized(app, pilot, table)
-        session.add(trial(91, "unread"))
-        table.show(session, off_loop=True)  # too soon: nothing shows it again after this
+    async with waiting_arm(monkeypatch, 0.2) as (pilot, table, _):  # no show after this
         for _ in range(100):  # the gap's timer, then the worker (at most ~10 s)
             await pilot.pause(0.1)
             if column(table, "unread", "trials") == "4":

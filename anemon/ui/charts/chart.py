@@ -184,7 +184,7 @@ class Chart(PlotBase, can_focus=False):
         """The braille dots of the segments drawn lately (`line_dots`)."""
         self.line_cells = LineCells()
         self._short_text: tuple[object, ...] | None = None
-        """The text form's rows and the size it was laid out for, at its last update."""
+        """The text form's values and the size they were put in, at its last update."""
         self.plotted = False
         """The last draw had points (an empty chart's axes are textual-plot's own 0-1)."""
         self._picture: Hashable | None = None
