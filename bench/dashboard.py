@@ -5,7 +5,9 @@
    handing one chart the full series.
 2. A live session at one trial per 4.5 s, idle between trials (target: < 1 % of a core); and
    the same with a host power reading every second (pymobiledevice3's pace).
-3. A replay at `max` of 1M events: the longest hold of the event loop (target: 50 ms).
+3. A replay at `max` of 1M events: the longest hold of the event loop (target: 50 ms), and
+   what the arms table's thread does beside the loop meanwhile: one summary of the biggest
+   arm (the loop waits for the GIL while it runs).
 
 The real program in a real terminal (its CPU from its own ticks, keys from `tmux send-keys` to
 the screen) is bench/terminal.py's; this pilot, fed in-process, is for profiling.
@@ -31,12 +33,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from anemon.analysis.summary import EnergyReadings, summarize_arm
 from anemon.events import Event, StartEvent, TelemetryEvent, TrialEvent
 from anemon.feeds.live import LiveFeed
 from anemon.feeds.replay import ReplayFeed
 from anemon.feeds.runs import Runs
 from anemon.pipeline import Pipeline
-from anemon.store import Session
+from anemon.store import ArmSeries, Session
 from anemon.ui.app import Dashboard
 from anemon.ui.charts.chart import Chart
 from anemon.ui.layouts import resolve
@@ -243,6 +246,17 @@ def timed(app: Dashboard, name: str, into: list[float]) -> None:
     setattr(app, name, wrapper)
 
 
+def summary_ms(arm: ArmSeries) -> float:
+    """What the arms table's worker thread runs for an arm, best of 3, in ms."""
+    readings = EnergyReadings()  # no power readings: the bench replays none
+    took = []
+    for _ in range(3):
+        start = time.perf_counter()
+        summarize_arm(arm, readings)
+        took.append(time.perf_counter() - start)
+    return min(took) * 1000
+
+
 async def replay_max(count: int) -> None:
     made = time.perf_counter()
     recorded = events(count // 2)
@@ -284,6 +298,9 @@ async def replay_max(count: int) -> None:
         f"an upper bound of any hold (Textual's compositing, a collection, and the OS giving "
         f"the core to another process)"
     )
+    biggest = max(feed.session.arms.values(), key=len)
+    print(f"  one summary of its biggest arm ({len(biggest):,} trials), best of 3: "
+          f"{summary_ms(biggest):.1f} ms")  # fmt: skip
     figure("replay at max, longest hold by our callbacks", block * 1000, 50)
     figure("replay at max, longest hold of the event loop (the probe)", max(holds) * 1000, 50)
 

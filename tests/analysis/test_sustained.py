@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -309,6 +310,15 @@ def test_a_long_arm_whose_fade_comes_after_the_first_chunk(tmp_path):
     summary = one_arm(trials, tmp_path)
     assert summary.fade_50_s == round(0.5 * 1498, 1)  # [60.x, 60.x, 20, 20, 20]
     assert_figures(summary, expect(trials))
+
+
+@given(st.lists(st.integers(-3, 3).map(float), min_size=5, max_size=40))
+def test_window_medians_are_numpys(values):
+    """The elementwise median of each window of five is np.median's, ties and signs of zero
+    included (small integers make many ties)."""
+    array = np.array(values)
+    expected = [float(np.median(array[i : i + 5])) for i in range(len(values) - 4)]
+    assert sustained_module.window_medians(array).tolist() == expected
 
 
 # -- cooldown_s -----------------------------------------------------------------------------
