@@ -23,6 +23,7 @@ from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.paths import replacing
 from anemon.store import ArmSeries, Session
+from anemon.store.readings import Columns, Readings
 from anemon.text import printable
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
@@ -53,15 +54,75 @@ TIME_COLUMNS = ("t", "placed_t", "app_t", "load_changed_t")
 """Seconds, to the millisecond (a session's times are sums: 1745.5000000000002 otherwise)."""
 
 
+TABLE_ROWS = 65_536
+"""Rows of an exported table made, tidied and written at a time (`table_parts`): the whole
+table tidied, then made one text, was most of a big recording's export (a 400 MB recording's
+telemetry as CSV peaked at 1.26 GB)."""
+
+
 def export_table(session: Session, table: str = "trials") -> pd.DataFrame:
     """One of `TABLES`, its own columns only: every trial (warm-ups flagged), or every
-    telemetry reading."""
-    frame = (_trials if table == "trials" else _telemetry)(session)
-    if frame is None:
-        return pd.DataFrame(columns=["arm", "t"])
-    if not frame["t"].is_monotonic_increasing:  # else the stable sort is a copy as it is
-        frame = frame.sort_values("t", kind="stable")
-    return _tidy(frame.reset_index(drop=True))
+    telemetry reading, in time order (`table_parts`, whole)."""
+    return whole(table_parts(session, table))
+
+
+def whole(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """A table from its parts, its columns' types as the whole table's own: a text column
+    with no text in one part is of objects there (pandas makes one with text `str`), and
+    would make the whole of objects; such a column's type is found again over the whole."""
+    parts = list(parts)
+    table = pd.concat(parts, ignore_index=True)
+    mixed = [name for name in table.columns if len({part[name].dtype for part in parts}) > 1]
+    if mixed:
+        table[mixed] = table[mixed].infer_objects()
+    return table
+
+
+def table_parts(
+    session: Session, table: str = "trials", rows: int = TABLE_ROWS
+) -> Iterator[pd.DataFrame]:
+    """`export_table`'s table, `rows` rows at a time, each tidied (`_tidy`); one empty part
+    (columns arm and t) when there is none. In time order: a stable sort where the rows are
+    not already (an A/B recording's arms, a clock that went back)."""
+    if table == "trials":
+        frame = _trials(session)
+        if frame is None:
+            yield pd.DataFrame(columns=["arm", "t"])
+            return
+        order = _time_order(frame["t"])
+        for start in range(0, len(frame), rows):
+            yield _tidy(frame.iloc[order[start : start + rows]].reset_index(drop=True))
+        return
+    readings = session.telemetry
+    if not readings:
+        yield pd.DataFrame(columns=["arm", "t"])
+        return
+    parts = range(0, len(readings), rows)
+    order = _time_order(pd.concat([_readings_t(readings, i, i + rows) for i in parts]))
+    for start in parts:
+        index = order[start : start + rows]
+        lo, hi = int(index.min()), int(index.max()) + 1  # the rows' own range, in time order
+        part = _telemetry(readings.columns(lo, hi)).iloc[index - lo]
+        yield _tidy(part.reset_index(drop=True))
+
+
+def _time_order(t: pd.Series) -> np.ndarray:
+    """The rows' places in time order: as they are, or stably sorted by `t`."""
+    t = t.reset_index(drop=True)
+    if t.is_monotonic_increasing:  # else the stable sort of a table in order is a copy of it
+        return np.arange(len(t))
+    return t.sort_values(kind="stable").index.to_numpy()
+
+
+def _readings_t(readings: Readings, start: int, stop: int) -> pd.Series:
+    """The readings' times from `start` to `stop`, those kept as they came as they came."""
+    columns = readings.columns(start, stop)
+    t = pd.Series(columns.numbers["t"])
+    if columns.odd:
+        t = t.astype(object)
+        for i, event in columns.odd.items():
+            t[i] = event.t
+    return t
 
 
 def _trials(session: Session) -> pd.DataFrame | None:
@@ -81,13 +142,10 @@ _TELEMETRY_COLUMNS = (
 )  # fmt: skip
 
 
-def _telemetry(session: Session) -> pd.DataFrame | None:
-    """Every reading, from the readings' columns (`Readings.columns`): an event and a dict made
-    per reading were most of a big recording's telemetry export (~1 KB a reading, held at
-    once). A reading kept as it came has its values as they came."""
-    if not session.telemetry:
-        return None
-    columns = session.telemetry.columns()
+def _telemetry(columns: Columns) -> pd.DataFrame:
+    """Readings from their columns (`Readings.columns`): an event and a dict made per reading
+    were most of a big recording's telemetry export (~1 KB a reading, held at once). A
+    reading kept as it came has its values as they came."""
     values = {**columns.texts, **columns.numbers}
     values = {name: values[name] for name in _TELEMETRY_COLUMNS}
     for i, event in columns.odd.items():
@@ -139,24 +197,46 @@ def _flag(value: object) -> bool | None:
 
 
 def write_table(
-    table: pd.DataFrame, fmt: str, out: Path | None, title: str | None = None
-) -> str | None:
-    """Write to `out` (replaced whole: `paths.replacing`), or return the text for stdout
-    (Parquet needs `out`); Markdown under `title` (`render.title`)."""
+    table: pd.DataFrame | Iterable[pd.DataFrame], fmt: str, out: Path | None,
+    title: str | None = None,
+) -> str | None:  # fmt: skip
+    """Write the table (a frame, or its parts in order: `table_parts`) to `out` (replaced
+    whole: `paths.replacing`) a part at a time, or return the text for stdout (Parquet needs
+    `out`, and is written whole: one schema for all its rows); Markdown under `title`
+    (`render.title`)."""
+    parts = [table] if isinstance(table, pd.DataFrame) else table
     if fmt == "parquet":
-        _write_parquet(table, out)
+        _write_parquet(whole(parts), out)
         return None
-    if fmt == "csv":
-        text = csv_safe(table).to_csv(index=False)
-    elif fmt == "json":
-        text = table.to_json(orient="records", indent=1) + "\n"
-    else:
-        text = (f"### {_md_cell(title)}\n\n" if title else "") + _markdown(table)
+    texts = _texts(iter(parts), fmt, title)
     if out is None:
-        return text
-    with replacing(out) as temp:
-        temp.write_text(text, encoding="utf-8")
+        return "".join(texts)
+    with replacing(out) as temp, temp.open("w", encoding="utf-8") as file:
+        file.writelines(texts)
     return None
+
+
+def _texts(parts: Iterator[pd.DataFrame], fmt: str, title: str | None) -> Iterator[str]:
+    """The table's text in `fmt` (csv, json, md), a part at a time: the same text as the
+    whole table's (CSV's header, JSON's brackets and Markdown's head once)."""
+    first = next(parts)
+    if fmt == "csv":
+        yield csv_safe(first).to_csv(index=False)
+        yield from (csv_safe(part).to_csv(index=False, header=False) for part in parts)
+    elif fmt == "json":
+        yield "[\n" + _json_rows(first)
+        yield from (",\n" + _json_rows(part) for part in parts)
+        yield "\n]\n"
+    else:
+        yield (f"### {_md_cell(title)}\n\n" if title else "") + _markdown_head(first)
+        yield _markdown_rows(first)
+        yield from (_markdown_rows(part) for part in parts)
+
+
+def _json_rows(part: pd.DataFrame) -> str:
+    """The part's records as `to_json(orient="records", indent=1)` writes them, without the
+    list's brackets around them."""
+    return part.to_json(orient="records", indent=1).removeprefix("[\n").removesuffix("\n]")
 
 
 def _write_parquet(table: pd.DataFrame, out: Path | None) -> None:
@@ -196,11 +276,14 @@ def _csv_cell(value: object) -> object:
     return "'" + printable(value) if value.startswith(_FORMULA) else printable(value)
 
 
-def _markdown(table: pd.DataFrame) -> str:
-    """A Markdown table; each cell literal text: control characters escaped, `|` too."""
-    buffer = io.StringIO()
+def _markdown_head(table: pd.DataFrame) -> str:
+    """A Markdown table's head; each cell literal text: control characters escaped, `|` too."""
     columns = [_md_cell(c) for c in table.columns]
-    buffer.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
+    return "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+
+
+def _markdown_rows(table: pd.DataFrame) -> str:
+    buffer = io.StringIO()
     for row in table.itertuples(index=False):
         cells = ("" if pd.isna(v) else _md_cell(v) for v in row)
         buffer.write("| " + " | ".join(cells) + " |\n")
@@ -294,8 +377,8 @@ def _fill(db: sqlite3.Connection, loaded: Loaded, source: str) -> None:
     rounds = [{"arm": s.arm, "round": i, **dataclasses.asdict(r)}
               for s in summaries for i, r in enumerate(s.rounds, start=1)]  # fmt: skip
     _insert(db, "rounds", ROUND_SQL, rounds)
-    _insert(db, "trials", TRIAL_SQL, _records(export_table(session, "trials")))
-    _insert(db, "telemetry", TELEMETRY_SQL, _records(export_table(session, "telemetry")))
+    _insert(db, "trials", TRIAL_SQL, _records(table_parts(session, "trials")))
+    _insert(db, "telemetry", TELEMETRY_SQL, _records(table_parts(session, "telemetry")))
 
 
 def _session_row(session: Session, source: str, header: Mapping[str, Any]) -> dict[str, object]:
@@ -325,12 +408,14 @@ def _arm_row(summary: ArmSummary) -> dict[str, object]:
     return row
 
 
-def _records(frame: pd.DataFrame) -> Iterator[dict[str, object]]:
-    """The frame's rows as dicts, `_SQL_ROWS` made at a time: the whole table's list of dicts
-    (twice over) was most of a big recording's sqlite export (1.3 GiB for 100 MB)."""
-    for start in range(0, len(frame), _SQL_ROWS):
-        for row in frame.iloc[start : start + _SQL_ROWS].to_dict("records"):
-            yield {str(k): v for k, v in row.items()}
+def _records(parts: Iterable[pd.DataFrame]) -> Iterator[dict[str, object]]:
+    """The rows of a table's parts as dicts, `_SQL_ROWS` made at a time: the whole table's
+    list of dicts (twice over) was most of a big recording's sqlite export (1.3 GiB for
+    100 MB)."""
+    for frame in parts:
+        for start in range(0, len(frame), _SQL_ROWS):
+            for row in frame.iloc[start : start + _SQL_ROWS].to_dict("records"):
+                yield {str(k): v for k, v in row.items()}
 
 
 def _insert(

@@ -48,16 +48,16 @@ class Loaded:
 
 
 def load_sessions(
-    paths: Sequence[Path], *, rows: bool = True, charts: bool = True
+    paths: Sequence[Path], *, rows: bool = True, charts: bool = True, figures: bool = True
 ) -> Iterator[Loaded]:
     """Each SOURCE's session, in order; NoRecordsError for one without a bench record.
-    `rows`, `charts`: what the session keeps of its host readings (`read_session`); without
+    `rows`, `charts`, `figures`: what is kept of its host readings (`read_session`); without
     rows its figures take `Loaded.readings`."""
     readers: list[SourceReader] = []
     try:
         readers.extend(open_source(path) for path in paths)
         for reader in readers:
-            session, readings = read_session(reader, rows=rows, charts=charts)
+            session, readings = read_session(reader, rows=rows, charts=charts, figures=figures)
             if not any(session.counts[kind] for kind in BENCH_KINDS):
                 raise no_records(reader.path)
             yield Loaded(reader.path, session, reader.warnings, readings, reader.device_kind,
@@ -68,7 +68,7 @@ def load_sessions(
 
 
 def read_session(
-    reader: SourceReader, *, rows: bool = True, charts: bool = True
+    reader: SourceReader, *, rows: bool = True, charts: bool = True, figures: bool = True
 ) -> tuple[Session, EnergyReadings]:
     """The SOURCE's Session, as `Session.from_events(reader)` gives it, but with a raw log's
     plain TRIAL lines added a run at a time (anemon/parsing/columnar.py), and the readings of
@@ -76,7 +76,8 @@ def read_session(
     the session lets go of the host readings' rows once read (`Readings.release`; a command
     that needs only the figures), without `charts` it keeps no chart series of theirs
     (`Session.charts`; a command that draws none): they were most of a big recording's
-    memory.
+    memory. Without `figures` nothing is read for the figures (the readings stay empty: an
+    export of the trials, whose readings grew with the file and were never used).
 
     One difference, on purpose: those lines, and its runs of plain text lines (counted), are
     not events, so the session's `log` (the log panel's latest lines) holds only the lines
@@ -87,6 +88,7 @@ def read_session(
     pause, and every full one while summarizing, would scan it all again (for 20,000
     one-trial arms ~0.2 s of the reading and a third of their summary's CPU)."""
     session, readings = Session(charts=charts), EnergyReadings()
+    read = readings if figures else None
     with paused_gc():  # a session of 100,000 arms: a fifth of its reading was collections
         for item in reader.runs():
             if isinstance(item, TrialRun):
@@ -95,22 +97,24 @@ def read_session(
                 add_text(session, item)
             else:
                 session.add(item)
-                read_readings(session, readings, release=not rows, when_due=True)
-        read_readings(session, readings, release=not rows)
+                read_readings(session, read, release=not rows, when_due=True)
+        read_readings(session, read, release=not rows)
         gc.freeze()  # before collections resume: the first would scan everything read
     return session, readings
 
 
 def read_readings(
-    session: Session, readings: EnergyReadings, *, release: bool, when_due: bool = False
+    session: Session, readings: EnergyReadings | None, *, release: bool, when_due: bool = False
 ) -> None:
     """`readings.update(session)` (`when_due`: once `READ_EVERY` host readings have come
-    since the last), and with `release` the session's rows of them then let go
-    (`Readings.release`), and its battery series too where no chart draws it
-    (`Series.release`)."""
-    if when_due and len(session.telemetry) - readings.read < READ_EVERY:
+    since the last; None: no figures are made, nothing is read), and with `release` the
+    session's rows of them then let go (`Readings.release`), and its battery series too
+    where no chart draws it (`Series.release`)."""
+    unread = session.telemetry.held if readings is None else len(session.telemetry) - readings.read
+    if when_due and unread < READ_EVERY:
         return
-    readings.update(session)
+    if readings is not None:
+        readings.update(session)
     if release:
         session.telemetry.release()
         if not session.charts:  # else drawn (a replay's --overlay)

@@ -31,14 +31,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anemon.analysis.export import export_table, write_sqlite, write_table
+    from anemon.analysis.export import table_parts, write_sqlite, write_table
     from anemon.analysis.load import load_sessions
     from anemon.analysis.render import title
 
     if args.format == "sqlite" and args.output is None:  # before reading anything
         raise AnemonError("--format sqlite writes a database file: give it one with -o OUT.db")
     rows = args.format == "sqlite" or args.table == "telemetry"  # their tables are the rows
-    (loaded,) = load_sessions([args.source], rows=rows, charts=False)
+    figures = args.format == "sqlite"  # its arms table; the others write rows only
+    (loaded,) = load_sessions([args.source], rows=rows, charts=False, figures=figures)
     if args.output is not None:
         check_output(args.output, args.source, database=args.format == "sqlite")
     try:
@@ -47,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
             write_sqlite(loaded, args.output, str(args.source))
         else:
             heading = f"{title(str(args.source), loaded.session, loaded.device)} · {args.table}"
-            table = export_table(loaded.session, args.table)
-            text = write_table(table, args.format, args.output, heading)
+            parts = table_parts(loaded.session, args.table)
+            text = write_table(parts, args.format, args.output, heading)
     except (OSError, sqlite3.Error) as e:  # a disk full, or a race with check_output
         if args.output is None or isinstance(e, BrokenPipeError):
             raise

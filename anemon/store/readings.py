@@ -59,6 +59,11 @@ class Readings(Sequence[TelemetryEvent]):
     def __len__(self) -> int:
         return self._released + len(self._texts)
 
+    @property
+    def held(self) -> int:
+        """Readings whose rows are held (those since the last `release`)."""
+        return len(self._texts)
+
     def release(self) -> None:
         """Let go of the rows held, keeping their count: a whole-file command's figures read
         them as they come (`EnergyReadings.update`) and need them no more (a 100 MB
@@ -130,21 +135,22 @@ class Readings(Sequence[TelemetryEvent]):
     def __iter__(self) -> Iterator[TelemetryEvent]:
         return map(self._event, range(len(self)))
 
-    def columns(self, start: int = 0) -> Columns:
-        """The readings from `start` on as columns, no event made: what a whole-file figure
-        reads (EnergyReadings: 85,000 readings of a 20 MB recording made as events were half
-        its summary's CPU)."""
+    def columns(self, start: int = 0, stop: int | None = None) -> Columns:
+        """The readings from `start` to `stop` (the last) as columns, no event made: what a
+        whole-file figure reads (EnergyReadings: 85,000 readings of a 20 MB recording made as
+        events were half its summary's CPU), and an export a part at a time."""
         if start < self._released:
             raise IndexError(f"readings before {self._released} were released")
-        width, held = len(self) - start, start - self._released
-        flat = np.frombuffer(self._numbers, dtype=np.float64)[held * _WIDTH :]
-        numbers = flat.reshape(width, _WIDTH).T.copy()  # a copy: the array may grow after
+        stop = len(self) if stop is None else min(stop, len(self))
+        first, last = start - self._released, max(start, stop) - self._released
+        flat = np.frombuffer(self._numbers, dtype=np.float64)[first * _WIDTH : last * _WIDTH]
+        numbers = flat.reshape(last - first, _WIDTH).T.copy()  # a copy: the array may grow after
         del flat  # its buffer released: an array exporting one cannot grow
-        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[held:].copy()
+        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[first:last].copy()
         combinations = [texts or _NO_TEXTS for texts in self._by_index]  # () for an odd one
         texts = {name: np.array([c[k] for c in combinations] or [None], dtype=object)[said]
                  for k, name in enumerate(_TEXTS)}  # fmt: skip
-        odd = {i - start: event for i, event in self._odd.items() if i >= start}
+        odd = {i - start: event for i, event in self._odd.items() if start <= i < stop}
         return Columns(dict(zip(_NUMBERS, numbers, strict=True)), texts, odd)
 
 

@@ -64,6 +64,28 @@ def test_without_rows_the_readings_are_let_go_and_cannot_be_asked_for(tmp_path: 
         summarize(lean.session)  # its figures need the readings read with it
 
 
+@pytest.mark.parametrize("rows", [False, True])
+def test_without_figures_no_reading_is_read_and_the_rows_are_as_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: bool
+) -> None:
+    """An export of the trials reads nothing for the figures (its readings grew with the
+    file, ~0.3 MiB a MB, and were never used); its rows are let go as they come, held as
+    they came for an export of the telemetry."""
+    monkeypatch.setattr(load, "READ_EVERY", 7)
+    source = written(tmp_path, 1)
+    (kept,) = load_sessions([source])
+    (bare,) = load_sessions([source], rows=rows, charts=False, figures=False)
+    assert not len(bare.readings) and bare.readings.read == 0
+    assert len(bare.session.telemetry) == len(kept.session.telemetry) > 7
+    assert bare.session.telemetry.held == (len(kept.session.telemetry) if rows else 0)
+    assert bare.session.arms.keys() == kept.session.arms.keys()
+    for name, arm in bare.session.arms.items():
+        columns = kept.session.arms[name].columns
+        assert {k: v.tobytes() for k, v in arm.columns.items()} == {
+            k: v.tobytes() for k, v in columns.items()
+        }, name  # as bytes: NaN is not equal to itself
+
+
 def test_a_recording_read_for_its_figures_is_made_a_block_at_a_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

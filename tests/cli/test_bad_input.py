@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from pathlib import Path
 
@@ -145,11 +146,20 @@ def test_export_to_an_unwritable_directory(capsys, tmp_path, monkeypatch):
     assert code == 2 and one_line(err) == f"anemon: cannot write {out}: permission denied"
 
 
-def test_export_write_that_fails_anyway(capsys, tmp_path, monkeypatch):
-    def full(self, *args, **kwargs):
+class FullDisk(io.StringIO):
+    """A file every write to which fails as on a full disk."""
+
+    def write(self, text: str) -> int:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(Path, "write_text", full)
+
+def test_export_write_that_fails_anyway(capsys, tmp_path, monkeypatch):
+    opened = Path.open
+
+    def full(self, mode="r", *args, **kwargs):
+        return FullDisk() if "w" in mode else opened(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", full)
     out = tmp_path / "t.md"
     code, _, err = run(capsys, "export", str(SPEC), "--format", "md", "-o", str(out))
     assert code == 2 and one_line(err) == f"anemon: cannot write {out}: no space left on device"
