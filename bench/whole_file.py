@@ -5,9 +5,9 @@ a timed test): prints what a streaming reader is measured by.
    laid end to end, each copy's arms renamed and its clock moved on (a day of runs in one
    file). For each of `anemon summary --format json`, `anemon compare` (against the sample),
    `anemon replay --headless --speed max`, `anemon export --format csv|json|sqlite|parquet -o
-   OUT` (the trials; SQLite: every table): peak RSS and CPU time (user + system) of the child
-   process, from its own rusage (wait4). Parquet is skipped, and says so,
-   where pyarrow is not installed (`pip install -e '.[parquet]'`).
+   OUT` (the trials; SQLite: every table) and `--table telemetry` as CSV and JSON: peak RSS
+   and CPU time (user + system) of the child process, from its own rusage (wait4). Parquet is
+   skipped, and says so, where pyarrow is not installed (`pip install -e '.[parquet]'`).
 2. Text lines: a raw log of LINES empty lines around the spec's example (default 2,000,000)
    and a log of as many TRIAL lines, summarized: CPU per line of each (the text's should be no
    dearer than the trials').
@@ -112,6 +112,10 @@ def commands(source: Path, work: Path) -> Iterator[tuple[str, list[str]]]:
     for form in formats:
         out = work / f"out.{form}"
         yield f"export --format {form}", ["export", str(source), "--format", form, "-o", str(out)]
+    for form in ("csv", "json"):  # the host's readings: ~15 of them to a trial
+        out = work / f"telemetry.{form}"
+        args = ["export", str(source), "--table", "telemetry", "--format", form, "-o", str(out)]
+        yield f"export --table telemetry {form}", args
 
 
 def main() -> None:
