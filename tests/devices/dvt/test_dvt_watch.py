@@ -71,11 +71,11 @@ async def test_sysmontap_silent_for_a_while_is_a_gap_not_a_crash(dvt_phone: DvtP
     assert [status for _, status, _ in outcomes(ran)] == ["done", "done"]
     assert misbehaving.withheld > 0
     gaps = [e for e in ran.of(GapEvent) if e.source == f"{APP}:sysmontap"]
-    assert [(g.state, g.reason) for g in gaps] == [  # type: ignore[attr-defined]
-        ("begin", "sysmontap silent for 0.2 s"),
-        ("end", "sysmontap back"),
-    ]
-    after = [e for e in app_telemetry(ran) if e.t > gaps[1].t and e.mem_gb is not None]
+    pairs = [(g.state, g.reason) for g in gaps]  # type: ignore[attr-defined]
+    # the muted 0.6 s is one gap; a loaded machine may pause a row past 0.2 s elsewhere too
+    assert pairs and pairs == [("begin", "sysmontap silent for 0.2 s"),
+                               ("end", "sysmontap back")] * (len(pairs) // 2)  # fmt: skip
+    after = [e for e in app_telemetry(ran) if e.t > gaps[-1].t and e.mem_gb is not None]
     assert after  # it came back
 
 
