@@ -23,7 +23,7 @@ from anemon.errors import AnemonError
 from anemon.events import THERMAL_NAMES, TelemetryEvent
 from anemon.paths import replacing
 from anemon.store import ArmSeries, Session
-from anemon.store.readings import Columns, Readings
+from anemon.store.readings import Columns
 from anemon.text import printable
 
 FORMATS = ("csv", "parquet", "json", "md", "sqlite")
@@ -97,9 +97,8 @@ def table_parts(
     if not readings:
         yield pd.DataFrame(columns=["arm", "t"])
         return
-    parts = range(0, len(readings), rows)
-    order = _time_order(pd.concat([_readings_t(readings, i, i + rows) for i in parts]))
-    for start in parts:
+    order = _time_order(_times(readings.columns(names=("t",))))
+    for start in range(0, len(readings), rows):
         index = order[start : start + rows]
         lo, hi = int(index.min()), int(index.max()) + 1  # the rows' own range, in time order
         part = _telemetry(readings.columns(lo, hi)).iloc[index - lo]
@@ -114,9 +113,8 @@ def _time_order(t: pd.Series) -> np.ndarray:
     return t.sort_values(kind="stable").index.to_numpy()
 
 
-def _readings_t(readings: Readings, start: int, stop: int) -> pd.Series:
-    """The readings' times from `start` to `stop`, those kept as they came as they came."""
-    columns = readings.columns(start, stop)
+def _times(columns: Columns) -> pd.Series:
+    """The readings' times (`columns` of `t` alone), those kept as they came as they came."""
     t = pd.Series(columns.numbers["t"])
     if columns.odd:
         t = t.astype(object)

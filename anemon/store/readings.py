@@ -18,7 +18,7 @@ import dataclasses
 import math
 import operator
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import Any, overload
@@ -135,23 +135,30 @@ class Readings(Sequence[TelemetryEvent]):
     def __iter__(self) -> Iterator[TelemetryEvent]:
         return map(self._event, range(len(self)))
 
-    def columns(self, start: int = 0, stop: int | None = None) -> Columns:
+    def columns(
+        self, start: int = 0, stop: int | None = None, names: Collection[str] | None = None
+    ) -> Columns:
         """The readings from `start` to `stop` (the last) as columns, no event made: what a
         whole-file figure reads (EnergyReadings: 85,000 readings of a 20 MB recording made as
-        events were half its summary's CPU), and an export a part at a time."""
+        events were half its summary's CPU), and an export a part at a time. `names`: only
+        these fields' columns (an export's time order reads the times alone)."""
         if start < self._released:
             raise IndexError(f"readings before {self._released} were released")
         stop = len(self) if stop is None else min(stop, len(self))
         first, last = start - self._released, max(start, stop) - self._released
         flat = np.frombuffer(self._numbers, dtype=np.float64)[first * _WIDTH : last * _WIDTH]
-        numbers = flat.reshape(last - first, _WIDTH).T.copy()  # a copy: the array may grow after
-        del flat  # its buffer released: an array exporting one cannot grow
+        rows = flat.reshape(last - first, _WIDTH)
+        if names is None:  # copies: the array may grow after
+            numbers = dict(zip(_NUMBERS, rows.T.copy(), strict=True))
+        else:
+            numbers = {name: rows[:, k].copy() for k, name in enumerate(_NUMBERS) if name in names}
+        del flat, rows  # its buffer released: an array exporting one cannot grow
         said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[first:last].copy()
         combinations = [texts or _NO_TEXTS for texts in self._by_index]  # () for an odd one
         texts = {name: np.array([c[k] for c in combinations] or [None], dtype=object)[said]
-                 for k, name in enumerate(_TEXTS)}  # fmt: skip
+                 for k, name in enumerate(_TEXTS) if names is None or name in names}  # fmt: skip
         odd = {i - start: event for i, event in self._odd.items() if start <= i < stop}
-        return Columns(dict(zip(_NUMBERS, numbers, strict=True)), texts, odd)
+        return Columns(numbers, texts, odd)
 
 
 @dataclass(frozen=True, slots=True)

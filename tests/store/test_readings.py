@@ -116,6 +116,21 @@ def test_released_readings_keep_their_count_and_those_after_are_given_back():
     assert mine.odd == theirs.odd == {1: events[5]}
 
 
+def test_the_columns_of_some_fields_are_those_of_all_the_columns():
+    readings = Readings()
+    for event in varied():
+        readings.append(event)
+    whole = readings.columns(1, 5)
+    some = readings.columns(1, 5, names=("t", "mem_gb", "arm"))
+    assert set(some.numbers) == {"t", "mem_gb"} and set(some.texts) == {"arm"}
+    for name, column in some.numbers.items():
+        assert column.tolist() == pytest.approx(whole.numbers[name].tolist(), nan_ok=True), name
+        assert column.flags.c_contiguous and column.base is None  # its own: the rows may grow
+    assert some.texts["arm"].tolist() == whole.texts["arm"].tolist() == ["a", None, None, None]
+    assert some.odd == whole.odd == {2: readings[3]}
+    readings.append(varied()[0])  # the rows' buffer is free again: they can grow
+
+
 def test_a_session_for_its_figures_keeps_no_chart_series_of_the_trials():
     trials = [TrialEvent(t=float(i), wall=0.0, arm="a", trial=i, decode_tps=20.0, gen=64,
                          thermal=1, battery=90.0, free_gb=20.0) for i in range(100)]  # fmt: skip
