@@ -226,24 +226,54 @@ class Collections:
         return "garbage collections: " + "; ".join(parts)
 
 
-async def lateness(into: list[float], period_s: float = 0.005) -> None:
-    """How late each short sleep wakes: what held the event loop meanwhile, whatever it was."""
+Span = tuple[float, float]
+"""When something began and ended (`time.perf_counter`)."""
+
+
+PROBE_S = 0.005
+"""The probe's sleep."""
+
+
+async def lateness(into: list[float], spans: list[Span], period_s: float = PROBE_S) -> None:
+    """How late each short sleep wakes: what held the event loop meanwhile, whatever it was
+    (`spans`: each sleep's own, to tell what ran in the longest)."""
     while True:
         start = time.perf_counter()
         await asyncio.sleep(period_s)
-        into.append(max(0.0, time.perf_counter() - start - period_s))
+        end = time.perf_counter()
+        into.append(max(0.0, end - start - period_s))
+        spans.append((start, end))
 
 
-def timed(app: Dashboard, name: str, into: list[float]) -> None:
+def timed(app: Dashboard, name: str, into: list[float], spans: list[Span]) -> None:
     """Wrap one of the app's timer callbacks to record how long it holds the event loop."""
     call = getattr(app, name)
 
     def wrapper(*args: object, **kwargs: object) -> None:
         start = time.perf_counter()
         call(*args, **kwargs)
-        into.append(time.perf_counter() - start)
+        end = time.perf_counter()
+        into.append(end - start)
+        spans.append((start, end))
 
     setattr(app, name, wrapper)
+
+
+def within(span: Span, spans: list[Span]) -> float:
+    """How long `spans` ran within `span`, in seconds."""
+    return sum(max(0.0, min(end, span[1]) - max(start, span[0])) for start, end in spans)
+
+
+def longest_hold(holds: list[float], sleeps: list[Span], ours: dict[str, list[Span]]) -> str:
+    """When the probe's longest hold came and what ran in it: our callbacks, and the rest
+    (Textual's layout and painting, a collection, another thread or process)."""
+    worst = max(range(len(holds)), key=holds.__getitem__)
+    span = sleeps[worst]
+    parts = {name: within(span, spans) for name, spans in ours.items()}
+    rest = span[1] - span[0] - PROBE_S - sum(parts.values())
+    said = ", ".join(f"our {name} {took * 1000:.0f} ms" for name, took in parts.items())
+    return (f"the probe's longest hold came {span[0] - sleeps[0][0]:.2f} s into the replay: "
+            f"{said}, the rest {rest * 1000:.0f} ms")  # fmt: skip
 
 
 def summary_ms(arm: ArmSeries) -> float:
@@ -266,13 +296,15 @@ async def replay_max(count: int) -> None:
     app = Dashboard(Runs.one(feed), resolve("default"))
     ticks: list[float] = []
     redraws: list[float] = []
-    timed(app, "tick", ticks)
-    timed(app, "redraw", redraws)
+    ours: dict[str, list[Span]] = {"tick": [], "redraw": []}
+    timed(app, "tick", ticks, ours["tick"])
+    timed(app, "redraw", redraws, ours["redraw"])
     presses = []
     holds: list[float] = []
+    sleeps: list[Span] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        watching = asyncio.create_task(lateness(holds))
+        watching = asyncio.create_task(lateness(holds, sleeps))
         with Collections() as collections:  # from start-up to the replay's end, not the exit
             started = time.perf_counter()
             while not replayer.finished and time.perf_counter() - started < 600:
@@ -298,6 +330,7 @@ async def replay_max(count: int) -> None:
         f"an upper bound of any hold (Textual's compositing, a collection, and the OS giving "
         f"the core to another process)"
     )
+    print(f"  {longest_hold(holds, sleeps, ours)}")
     biggest = max(feed.session.arms.values(), key=len)
     print(f"  one summary of its biggest arm ({len(biggest):,} trials), best of 3: "
           f"{summary_ms(biggest):.1f} ms")  # fmt: skip
