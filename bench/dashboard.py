@@ -272,7 +272,7 @@ def longest_hold(holds: list[float], sleeps: list[Span], ours: dict[str, list[Sp
     parts = {name: within(span, spans) for name, spans in ours.items()}
     rest = span[1] - span[0] - PROBE_S - sum(parts.values())
     said = ", ".join(f"our {name} {took * 1000:.0f} ms" for name, took in parts.items())
-    return (f"the probe's longest hold came {span[0] - sleeps[0][0]:.2f} s into the replay: "
+    return (f"the probe's longest hold came {span[0] - sleeps[0][0]:.2f} s after it began: "
             f"{said}, the rest {rest * 1000:.0f} ms")  # fmt: skip
 
 
