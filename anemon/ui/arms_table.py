@@ -183,12 +183,18 @@ class _Shown:
     summary: ArmSummary
 
 
+HEADER_ROWS = 2
+"""The header's lines: a column's name over its unit ("decode" over "tok/s")."""
+
+
 class ArmsTable(DataTable, can_focus=False):
     """One row per arm; cells are the summary's own formatting (analysis/render.py). With a
     `reference` (the overlay), a last column "vs ref" (in place of `MAKES_ROOM`): the decode
     mean's change against the matched reference arm."""
 
-    DEFAULT_CSS = "ArmsTable { height: auto; }"
+    DEFAULT_CSS = f"ArmsTable {{ height: auto; min-height: {HEADER_ROWS + 1}; }}"
+    """Room for the first arm's row before it comes: the charts below do not move (and are not
+    all painted again, ~0.1 s) when the session's first record arrives."""
 
     class Failed(Message):
         """A summary worker raised: the dashboard says it (one toast) and records it; the
@@ -208,7 +214,7 @@ class ArmsTable(DataTable, can_focus=False):
         reference: Overlay | None = None,
         id: str | None = None,  # noqa: A002 (Textual)
     ) -> None:
-        super().__init__(id=id, cursor_type="none", zebra_stripes=True, header_height=2)
+        super().__init__(id=id, cursor_type="none", zebra_stripes=True, header_height=HEADER_ROWS)
         unknown = [name for name in columns if name not in COLUMNS]
         if unknown:
             raise ValueError(f"not an arms table column: {', '.join(unknown)}")

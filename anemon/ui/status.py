@@ -205,7 +205,10 @@ def cooldown_parts(session: Session, elided: tuple[str, ...] = ()) -> list[Text]
 class StatusLine(Static):
     """One or two lines at the top; the text is built from data, never parsed as markup."""
 
-    DEFAULT_CSS = "StatusLine { height: auto; padding: 0 1; background: $boost; }"
+    DEFAULT_CSS = "StatusLine { height: auto; min-height: 2; padding: 0 1; background: $boost; }"
+    """Two lines from the start: a session's first records (the arm's name, the battery's
+    state) take the status past one line at 120 columns, which would move every panel below
+    it down a row and paint every chart again (~0.1 s) just as the data comes."""
 
     def __init__(
         self,

@@ -445,6 +445,28 @@ async def test_a_live_session_updates_on_the_redraw_timer(make_app: MakeApp) -> 
         assert [(m.source, m.note) for m in feed.session.markers] == [("operator", "n1")]
 
 
+async def test_the_charts_stay_where_they_are_when_the_first_records_come(
+    make_app: MakeApp,
+) -> None:
+    """The status line's second line and the arms table's first row are there before the
+    data that fills them: the first trial moves no chart (a move paints every chart again)."""
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = {chart.id: chart.region for chart in app.query(Chart) if is_shown(chart)}
+        arm = "minicpm5_1b_ane_pal8"  # a real arm's name: the status takes two lines
+        feed.pipeline.emit(StartEvent(t=0, wall=0, arm=arm, line=f"START arm={arm}"))
+        feed.pipeline.emit(TrialEvent(t=5, wall=5, arm=arm, trial=0, decode_tps=75.0,
+                                      thermal=1, battery=95, battery_state="charging"))  # fmt: skip
+        app.redraw(force=True)
+        await settle(pilot)
+        assert app.query_one("#arms", ArmsTable).row_count == 1
+        assert app.query_one(StatusLine).content_size.height == 2
+        after = {chart.id: chart.region for chart in app.query(Chart) if is_shown(chart)}
+    assert after == before and set(before) == DEFAULT_CHARTS
+
+
 async def test_compact_layout_draws_strips_not_charts(make_app: MakeApp) -> None:
     app = make_app("compact")
     async with app.run_test(size=(80, 24)) as pilot:
