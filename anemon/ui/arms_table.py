@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -401,6 +401,13 @@ class ArmsTable(DataTable, can_focus=False):
             spans, summary = summarize(frozen, samples, known, key)
             return _Summarized(session, name, key, readings, spans, summary)
 
+        # Begun once the round is drawn and painted: begun at once, it ran beside the charts
+        # drawn after the table, whose numpy calls let it take the GIL, and the loop then
+        # waited for it at each (rounds of 70-150 ms in a replay at max, the loop's own CPU
+        # 7-16 ms of them: bench/dashboard.py's probe).
+        self.call_after_refresh(self._start_worker, work, name)
+
+    def _start_worker(self, work: Callable[[], _Summarized], name: str) -> None:
         what = f"summary of {name}"  # one worker per arm at a time (`pending`)
         worker = self.run_worker(work, name=what, group=f"arm-summary {name}", description=what,
                                  thread=True, exclusive=True, exit_on_error=False)  # fmt: skip
