@@ -221,6 +221,22 @@ async def test_a_big_arm_is_summarized_off_the_loop_with_the_same_figures(
         assert brief.row_count == 0  # each table keeps its own rows
 
 
+async def test_a_summary_worker_begins_once_the_round_is_painted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Begun within the round that asked for it, the worker ran beside the charts drawn after
+    the table, and the loop waited for the GIL at each of their numpy calls."""
+    monkeypatch.setattr(arms_table, "OFF_LOOP_TRIALS", 2)
+    app = Tables()
+    async with app.run_test(size=(120, 20)) as pilot:
+        session = Session.from_events([*EVENTS, trial(81, "unread")])
+        table = app.query_one("#wide", ArmsTable)
+        table.show(session, off_loop=True)
+        assert table.pending == {"unread"} and not app.workers  # asked for, not begun
+        await summarized(pilot, table)
+        assert column(table, "unread", "trials") == "3"
+
+
 async def summarized(pilot: Pilot[None], table: ArmsTable) -> None:
     """Every worker done and its row put (each result may start the next look)."""
     for _ in range(20):
