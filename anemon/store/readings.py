@@ -153,12 +153,20 @@ class Readings(Sequence[TelemetryEvent]):
         else:
             numbers = {name: rows[:, k].copy() for k, name in enumerate(_NUMBERS) if name in names}
         del flat, rows  # its buffer released: an array exporting one cannot grow
-        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[first:last].copy()
-        combinations = [texts or _NO_TEXTS for texts in self._by_index]  # () for an odd one
-        texts = {name: np.array([c[k] for c in combinations] or [None], dtype=object)[said]
-                 for k, name in enumerate(_TEXTS) if names is None or name in names}  # fmt: skip
+        wanted = [(k, name) for k, name in enumerate(_TEXTS) if names is None or name in names]
+        texts = self._text_columns(first, last, wanted) if wanted else {}
         odd = {i - start: event for i, event in self._odd.items() if start <= i < stop}
         return Columns(numbers, texts, odd)
+
+    def _text_columns(
+        self, first: int, last: int, wanted: list[tuple[int, str]]
+    ) -> dict[str, np.ndarray]:
+        """The `wanted` text fields (their place in _TEXTS, their name) of the held rows from
+        `first` to `last`."""
+        said = np.frombuffer(self._texts, dtype=f"u{self._texts.itemsize}")[first:last].copy()
+        combinations = [texts or _NO_TEXTS for texts in self._by_index]  # () for an odd one
+        return {name: np.array([c[k] for c in combinations] or [None], dtype=object)[said]
+                for k, name in wanted}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
