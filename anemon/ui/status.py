@@ -208,7 +208,9 @@ class StatusLine(Static):
     DEFAULT_CSS = "StatusLine { height: auto; min-height: 2; padding: 0 1; background: $boost; }"
     """Two lines from the start: a session's first records (the arm's name, the battery's
     state) take the status past one line at 120 columns, which would move every panel below
-    it down a row and paint every chart again (~0.1 s) just as the data comes."""
+    it down a row and paint every chart again (~0.1 s) just as the data comes. And it keeps
+    the most lines it has taken at its width (`show`): a cooldown's line comes and goes
+    between every two arms, and would move every panel twice each time."""
 
     def __init__(
         self,
@@ -246,10 +248,14 @@ class StatusLine(Static):
                                self.reads_power, held=held, note=self.note,
                                waiting=waiting)  # fmt: skip
             steady.update(self, text)  # new watts every second, mostly on as many lines
+            if width and (lines := steady.rows(self, text)) > steady.least_rows(self):
+                self.styles.min_height = lines  # never fewer at this width (DEFAULT_CSS)
             self.packed_at = width
 
     def on_resize(self) -> None:
-        """A new width: the parts are packed again at once (a paused replay sends no data)."""
+        """A new width: the parts are packed again at once (a paused replay sends no data),
+        into as few lines as they take there."""
         if self.session is not None and self.packed_at != self.content_size.width:
+            self.styles.min_height = None  # back to DEFAULT_CSS's
             self.drawn = None
             self.show(self.session)

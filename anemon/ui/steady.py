@@ -18,12 +18,21 @@ def rows(widget: Static, text: Text) -> int:
 
 def update(widget: Static, text: Text) -> None:
     """`text` in `widget`, whose width its CSS or container sets (never `width: auto`, whose
-    width is its text's): laid out again only when the text's height there changes, or
-    before it has a width."""
+    width is its text's): laid out again only when the text's height there changes (above the
+    widget's `min-height`), or before it has a width."""
     before = widget.content
+    floor = least_rows(widget)
     same = (
         widget.content_size.width > 0
         and isinstance(before, Text)
-        and rows(widget, before) == rows(widget, text)
+        and max(rows(widget, before), floor) == max(rows(widget, text), floor)
     )
     widget.update(text, layout=not same)
+
+
+def least_rows(widget: Static) -> int:
+    """The lines of text `widget`'s `min-height` (in cells, border and padding within it)
+    holds: fewer lines leave its height as it is."""
+    least = widget.styles.min_height
+    cells = least.cells if least is not None else None
+    return 0 if cells is None else max(0, cells - widget.styles.gutter.height)

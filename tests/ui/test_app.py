@@ -10,7 +10,15 @@ import pytest
 from textual.widgets import Input
 
 from anemon.control.battery import SIMULATED_OPERATOR
-from anemon.events import AlertEvent, MarkerEvent, PhaseEvent, StartEvent, TextEvent, TrialEvent
+from anemon.events import (
+    AlertEvent,
+    CooldownEvent,
+    MarkerEvent,
+    PhaseEvent,
+    StartEvent,
+    TextEvent,
+    TrialEvent,
+)
 from anemon.feeds.runs import Runs
 from anemon.recording.writer import Recorder, make_header
 from anemon.ui import scheduler
@@ -69,15 +77,15 @@ async def test_the_timeline_moving_asks_no_layout_of_the_screen(
 ) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("space")  # paused: only the keys below move it
+        await pilot.press("space", "home")  # paused: only the keys below move it
         timeline = app.query_one(Timeline)
         await pilot.pause()
-        region = timeline.region
+        region = timeline.region  # the status line above it has taken its most lines
         layouts: list[bool] = []
         update = timeline.update
         monkeypatch.setattr(timeline, "update", lambda text, layout=True: layouts.append(layout)
                             or update(text, layout=layout))  # fmt: skip
-        for key in ("home", "end", "plus"):
+        for key in ("end", "home", "plus"):
             shown = timeline.shown
             await pilot.press(key)
             await pilot.pause()
@@ -182,7 +190,8 @@ async def test_end_after_home_shows_the_screen_end_showed(make_app: MakeApp) -> 
     may tell the two apart."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("space", "end")
+        # Home's cooldown line first: the status line keeps the rows it has taken
+        await pilot.press("space", "home", "end")
         await settle(pilot)
         whole, first = app.feed.session, app.export_screenshot()
         await pilot.press("home")
@@ -465,6 +474,42 @@ async def test_the_charts_stay_where_they_are_when_the_first_records_come(
         assert app.query_one(StatusLine).content_size.height == 2
         after = {chart.id: chart.region for chart in app.query(Chart) if is_shown(chart)}
     assert after == before and set(before) == DEFAULT_CHARTS
+
+
+def cooling(t: float, done: bool = False) -> CooldownEvent:
+    return CooldownEvent(
+        t=t, wall=t, elapsed_s=5, min_s=180, cap_s=600, until="fair", thermal=2, basis="app",
+        done=done, reason="cool" if done else "",
+    )  # fmt: skip
+
+
+async def test_a_cooldown_line_moves_the_charts_once_not_at_every_cooldown(
+    make_app: MakeApp,
+) -> None:
+    """The status line keeps the most lines it has taken at its width: the cooldown's line
+    (a third at 120 columns) makes room once, and its going and coming back move nothing."""
+    feed = live_feed()
+    app = make_app(feed=feed)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        arm = "minicpm5_1b_ane_pal8"
+        feed.pipeline.emit(StartEvent(t=0, wall=0, arm=arm, line=f"START arm={arm}"))
+        feed.pipeline.emit(TrialEvent(t=5, wall=5, arm=arm, trial=0, decode_tps=75.0,
+                                      thermal=1, battery=95, battery_state="charging"))  # fmt: skip
+        status = app.query_one(StatusLine)
+        regions = []
+        for t, done in ((10, False), (20, True), (30, False), (40, True)):
+            feed.pipeline.emit(cooling(t, done))
+            app.redraw(force=True)
+            await settle(pilot)
+            assert ("cooling" in str(status.render())) is not done
+            regions.append({chart.id: chart.region for chart in app.query(Chart)
+                            if is_shown(chart)})  # fmt: skip
+        assert status.content_size.height == 3
+        assert regions[1:] == regions[:1] * 3
+        await pilot.resize_terminal(200, 60)  # a new width: as few lines as the parts take
+        await settle(pilot)
+        assert status.content_size.height == 2
 
 
 async def test_compact_layout_draws_strips_not_charts(make_app: MakeApp) -> None:
