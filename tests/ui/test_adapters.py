@@ -183,7 +183,7 @@ def test_our_braille_drawing_sets_the_characters_textual_hires_canvas_does() -> 
 
 class Widgets(App[None]):
     def compose(self) -> ComposeResult:
-        yield Log()
+        yield textual_compat.LogMeasuredOnTheLoop()
         yield DataTable()
 
 
@@ -198,7 +198,8 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
             it.takes(type(app.screen), "_refresh_layout", "size")
             it.has(table, "_clear_caches")
             it.takes(DataTable, "_clear_caches")
-            it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars")
+            it.has(log, "_lines", "_render_line_strip", "_refresh_scrollbars",
+                   "_render_line_cache")  # fmt: skip
             it.takes(Log, "_render_line_strip", "y", "rich_style")
             it.takes(Log, "_refresh_scrollbars")
             it.has(log, "_update_size", "_process_line", "_update_maximum_width")
@@ -214,6 +215,12 @@ async def test_what_textual_compat_relies_on_of_textuals_widgets_is_there() -> N
             whole = isinstance(line, Strip) and line.cell_length == len("one line")
             it.holds(whole, "`_render_line_strip` renders `_lines[y]` whole")
             it.holds(textual_compat.log_line(log, 1, Style()) is None, "`_lines` holds the lines")
+            again = textual_compat.log_line(log, 0, Style())
+            it.holds(again is line, "`_render_line_strip` reads `_render_line_cache` by y")
+            log.clear()
+            log.write_line("another line")
+            it.holds(textual_compat.log_line(log, 0, Style()) is not line,
+                     "`clear` empties `_render_line_cache`")  # fmt: skip
             textual_compat.update_scrollbars(log, log.virtual_size)
             textual_compat.clear_render_caches(table)
             it.has(table, "_data", "_update_count", "_get_row_region", "_row_render_cache",
@@ -444,7 +451,8 @@ CHECKED = {
         "_refresh_layout", "_clear_caches", "_lines", "_render_line_strip",
         "_refresh_scrollbars", "_file", "_data", "_update_count", "_get_row_region",
         "_row_render_cache", "_cell_render_cache", "_row_renderable_cache", "_line_cache",
-        "_update_size", "_process_line", "_update_maximum_width", "_debug", "XTermParser",
+        "_update_size", "_process_line", "_update_maximum_width", "_render_line_cache",
+        "_debug", "XTermParser",
         "ParseError", "_selector_names",
     },
     SERVE: {"_process", "_task", "_build_environment", "_process_messages"},

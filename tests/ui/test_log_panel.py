@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from rich.console import RenderableType
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.scrollbar import ScrollBar
 
 from anemon.events import StartEvent, TrialEvent
 from anemon.store import Session
-from anemon.ui.log_panel import LogPanel
+from anemon.ui.log_panel import ErrorHighlighter, LogPanel
 
 LONG = "TRIAL arm=a trial=80 warmup=0 t=603.88 prompt_tps=1125.9 decode_tps=32.9 gen=256"
 
@@ -90,3 +91,29 @@ async def test_a_write_measures_its_lines_on_the_loop_not_in_a_thread() -> None:
         assert not list(app.workers)
         await pilot.pause()
         assert log.virtual_size.width == len(LONG)
+
+
+async def test_a_new_line_is_the_only_one_made_again_when_the_log_moves_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every row on screen is rendered at each move of the log (a live trial's line, a seek);
+    the lines already made are taken from the log's cache, not parsed and highlighted again."""
+    highlighted: list[str] = []
+    highlight = ErrorHighlighter.highlight
+
+    def counted(self: ErrorHighlighter, text: Text) -> None:
+        highlighted.append(text.plain)
+        highlight(self, text)
+
+    monkeypatch.setattr(ErrorHighlighter, "highlight", counted)
+    app = OneLog()
+    async with app.run_test(size=(60, 8)) as pilot:
+        log = app.query_one(LogPanel)
+        log.write_lines([f"line {i}" for i in range(20)])
+        await pilot.pause()
+        assert highlighted and set(highlighted) <= {f"line {i}" for i in range(20)}
+        highlighted.clear()
+        log.write_line("ERROR: the new one")
+        await pilot.pause()
+        assert highlighted == ["ERROR: the new one"]
+        assert "ERROR: the new one" in row(log, log.scrollable_content_region.height - 1)
