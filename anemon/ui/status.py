@@ -248,7 +248,8 @@ class StatusLine(Static):
                                self.reads_power, held=held, note=self.note,
                                waiting=waiting)  # fmt: skip
             steady.update(self, text)  # new watts every second, mostly on as many lines
-            if width and (lines := steady.rows(self, text)) > steady.least_rows(self):
+            lines = text.plain.count("\n") + 1  # as packed (a part longer than a line wraps)
+            if width and lines > steady.least_rows(self):
                 self.styles.min_height = lines  # never fewer at this width (DEFAULT_CSS)
             self.packed_at = width
 
